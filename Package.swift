@@ -1,0 +1,73 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "shaked",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "ShakeDetection", targets: ["ShakeDetection"]),
+        .library(name: "ShakeTrace", targets: ["ShakeTrace"]),
+        .executable(name: "shakectl", targets: ["shakectl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
+        .target(name: "ShakeDetection", swiftSettings: strictSettings),
+        // Trace files (CSV `time,x,y,z`) and the trace synthesizer.
+        .target(name: "ShakeTrace", dependencies: ["ShakeDetection"], swiftSettings: strictSettings),
+        // The configuration file: schema, defaults, validation.
+        .target(
+            name: "ShakeConfig",
+            dependencies: ["ShakeDetection", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strictSettings
+        ),
+        // The command-line client.
+        .executableTarget(
+            name: "shakectl",
+            dependencies: [
+                "ShakeDetection", "ShakeTrace", "ShakeConfig",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Helpers shared by the test targets: fixture lookup, trace replay.
+        .target(
+            name: "ShakeTestSupport",
+            dependencies: ["ShakeDetection", "ShakeTrace"],
+            path: "Tests/ShakeTestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeDetectionTests",
+            dependencies: [
+                "ShakeDetection", "ShakeTrace", "ShakeTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeTraceTests",
+            dependencies: ["ShakeTrace", "ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeConfigTests",
+            dependencies: ["ShakeConfig", "ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "shakectlTests",
+            dependencies: ["ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

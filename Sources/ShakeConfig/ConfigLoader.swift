@@ -1,0 +1,130 @@
+import ShakeDetection
+import Foundation
+import Yams
+
+/// Reads and validates the configuration file (YAML).
+///
+/// Validation is strict: an unknown key, a value of the wrong type or out of range is an error that names the
+/// key and says what is allowed, so that a typo never silently leaves a default in place.
+public enum ConfigLoader {
+    /// Reads a configuration file.
+    /// - Throws: ``ConfigError``.
+    public static func load(path: String) throws(ConfigError) -> ShakedConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw ConfigError(file: path, message: exists ? "cannot be read" : "no such file")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: path, message: "is not UTF-8 text")
+        }
+        return try parse(text, source: path)
+    }
+
+    /// Parses configuration text; `source` names it in errors.
+    public static func parse(_ text: String, source: String) throws(ConfigError) -> ShakedConfiguration {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw ConfigError(file: source, message: "not valid YAML: \(describe(error))")
+        } catch {
+            throw ConfigError(file: source, message: "not valid YAML: \(error)")
+        }
+        var configuration = ShakedConfiguration()
+        guard let root else { return configuration }  // An empty file keeps every default.
+        let reader = NodeReader(source: source)
+        let sections = try reader.mapping(root, key: nil)
+        for (key, node) in sections {
+            switch key {
+            case "detector":
+                configuration.detector = try reader.detectorSection(node)
+            default:
+                throw reader.error(node, key: key, "unknown section; known sections: detector")
+            }
+        }
+        return configuration
+    }
+
+    private static func describe(_ error: YamlError) -> String {
+        String(describing: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+    }
+}
+
+/// Walks YAML nodes, turning every surprise into a ``ConfigError`` with the key's path and line.
+struct NodeReader {
+    let source: String
+
+    func error(_ node: Node, key: String?, _ message: String) -> ConfigError {
+        ConfigError(file: source, line: node.mark.map { $0.line }, key: key, message: message)
+    }
+
+    /// The pairs of a mapping, keys as strings, in file order; duplicate keys are an error.
+    func mapping(_ node: Node, key: String?) throws(ConfigError) -> [(String, Node)] {
+        guard case .mapping(let mapping) = node else {
+            throw error(node, key: key, "expected a mapping of keys to values")
+        }
+        var seen = Set<String>()
+        var pairs: [(String, Node)] = []
+        for (keyNode, value) in mapping {
+            guard let name = keyNode.scalar?.string else {
+                throw error(keyNode, key: key, "keys must be plain names")
+            }
+            let path = key.map { "\($0).\(name)" } ?? name
+            guard seen.insert(name).inserted else { throw error(keyNode, key: path, "appears twice") }
+            pairs.append((name, value))
+        }
+        return pairs
+    }
+
+    func string(_ node: Node, key: String) throws(ConfigError) -> String {
+        guard let scalar = node.scalar else { throw error(node, key: key, "expected a single value") }
+        return scalar.string
+    }
+
+    func number(_ node: Node, key: String) throws(ConfigError) -> Double {
+        guard let scalar = node.scalar, scalar.style == .plain, let value = Double(scalar.string), value.isFinite
+        else {
+            throw error(node, key: key, "expected a number, found '\(node.scalar?.string ?? "a collection")'")
+        }
+        return value
+    }
+
+    func detectorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.DetectorSection {
+        var section = ShakedConfiguration.DetectorSection()
+        let known = ["sensitivity"] + DetectorSettings.Parameter.allCases.map(\.rawValue)
+        for (name, value) in try mapping(node, key: "detector") {
+            let key = "detector.\(name)"
+            if name == "sensitivity" {
+                let text = try string(value, key: key)
+                guard let sensitivity = DetectorSettings.Sensitivity(rawValue: text) else {
+                    let allowed = DetectorSettings.Sensitivity.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw error(value, key: key, "'\(text)' is not a sensitivity; allowed: \(allowed)")
+                }
+                section.sensitivity = sensitivity
+                continue
+            }
+            guard let parameter = DetectorSettings.Parameter(rawValue: name) else {
+                throw error(value, key: key, "unknown key; known keys: \(known.joined(separator: ", "))")
+            }
+            let number = try number(value, key: key)
+            if parameter.isCount && number != number.rounded() {
+                throw error(value, key: key, "expected a whole number, found \(number)")
+            }
+            let range = parameter.allowed
+            guard range.contains(number) else {
+                let bounds = parameter.isCount
+                    ? "\(Int(range.lowerBound))...\(Int(range.upperBound))"
+                    : "\(range.lowerBound)...\(range.upperBound)"
+                throw error(value, key: key, "\(number) is out of range; allowed: \(bounds)")
+            }
+            section.overrides[parameter] = number
+        }
+        // The combination must hold for the section's own preset too (e.g. began_reversals <= reversals).
+        do {
+            try section.settings().validate()
+        } catch let invalid {
+            throw error(node, key: "detector.\(invalid.parameter.rawValue)", invalid.reason)
+        }
+        return section
+    }
+}

@@ -1,0 +1,25 @@
+/// One accelerometer reading: the time on the sensor's clock and the acceleration on the device's three axes.
+///
+/// Acceleration is in m/s² with gravity included, as an accelerometer at rest reports it (about 9.81 m/s² pointing
+/// away from the ground).
+public struct Sample: Sendable, Hashable {
+    /// Seconds on the sensor's clock. Only differences between samples matter.
+    public var time: Double
+    /// Acceleration in m/s², gravity included, in the device's frame.
+    public var acceleration: Vector3
+
+    public init(time: Double, acceleration: Vector3) {
+        self.time = time
+        self.acceleration = acceleration
+    }
+
+    public init(time: Double, x: Double, y: Double, z: Double) {
+        self.init(time: time, acceleration: Vector3(x: x, y: y, z: z))
+    }
+
+    /// Whether the time and all three components are finite numbers.
+    @inlinable
+    public var isFinite: Bool {
+        time.isFinite && acceleration.x.isFinite && acceleration.y.isFinite && acceleration.z.isFinite
+    }
+}

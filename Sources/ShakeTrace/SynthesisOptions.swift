@@ -1,0 +1,139 @@
+/// What `shakectl synth` writes: a motion (by default a shake) inside a background, seen by an accelerometer.
+///
+/// The shake vocabulary follows the view-shaking recipes (direction, force, duration, iteration,
+/// interpolation, autoreverse, repeat); the rest describes what real recordings have around a gesture.
+public struct SynthesisOptions: Sendable, Hashable {
+    /// The gesture in the middle of the trace.
+    public enum Motion: String, Sendable, CaseIterable {
+        /// Back-and-forth shaking (the default).
+        case shake
+        /// One quick flick: a push and a stop.
+        case fling
+        /// A finger tapping the screen.
+        case tap
+        /// The device dropped a few centimetres onto a table.
+        case drop
+        /// Slowly turning the device over.
+        case turnOver = "turn-over"
+        /// Slowly tilting the device and back.
+        case tilt
+        /// Nothing but the background.
+        case none
+    }
+
+    /// The direction of the shake, in the device's frame.
+    public enum Direction: String, Sendable, CaseIterable {
+        /// Side to side, along the device's x axis.
+        case horizontal
+        /// Up and down, along the device's y axis.
+        case vertical
+        /// Twisting about the screen's normal, like turning a key.
+        case rotate
+        /// Diagonally, along x and y at once.
+        case both
+    }
+
+    /// How the shake's strength changes over its duration.
+    public enum Interpolation: String, Sendable, CaseIterable {
+        case none
+        case linearUp = "linear-up"
+        case linearDown = "linear-down"
+        case expUp = "exp-up"
+        case expDown = "exp-down"
+        /// Each back-and-forth gets its own random strength.
+        case random
+    }
+
+    /// What the device does before, during and after the motion.
+    public enum Background: String, Sendable, CaseIterable {
+        /// Lying on a table.
+        case still
+        /// Held in a hand: tremor and slow drift.
+        case hand
+        /// Carried in a hand by a walking person.
+        case walking
+    }
+
+    /// Which way gravity points, as the device is held.
+    public enum Orientation: String, Sendable, CaseIterable {
+        case faceUp = "face-up"
+        case faceDown = "face-down"
+        case portrait
+        case portraitUpsideDown = "portrait-upside-down"
+        case landscapeLeft = "landscape-left"
+        case landscapeRight = "landscape-right"
+    }
+
+    public var motion = Motion.shake
+    public var direction = Direction.horizontal
+    /// The shake's strength, 0...1 of a vigorous shake (about 4 g at the turning points).
+    public var force = 0.7
+    /// Seconds of shaking, per repeat.
+    public var duration = 1.5
+    /// Seconds per back-and-forth.
+    public var iteration = 0.22
+    public var interpolation = Interpolation.none
+    /// Plays the strength envelope forwards, then backwards.
+    public var autoreverse = false
+    /// How many times the motion happens.
+    public var repeatCount = 1
+    /// Seconds between repeats.
+    public var pause = 2.0
+    /// Seconds of background before the first motion.
+    public var before = 2.0
+    /// Seconds of background after the last motion.
+    public var after = 2.0
+    public var background = Background.hand
+    public var orientation = Orientation.portrait
+    /// Samples per second.
+    public var rate = 100.0
+    /// Random variation of the sampling interval, as a share of it (0...0.5).
+    public var jitter = 0.0
+    /// Sensor noise, m/s² RMS per axis.
+    public var noise = 0.05
+    /// The time of the first sample, in seconds.
+    public var start = 0.0
+    public var seed: UInt64 = 1
+
+    public init() {}
+
+    /// A problem with the options, naming the option.
+    public struct Invalid: Error, Sendable, CustomStringConvertible {
+        public var option: String
+        public var message: String
+        public var description: String { "--\(option): \(message)" }
+    }
+
+    /// Checks every option's range.
+    public func validate() throws(Invalid) {
+        func check(_ ok: Bool, _ option: String, _ message: String) throws(Invalid) {
+            if !ok { throw Invalid(option: option, message: message) }
+        }
+        try check(force.isFinite && (0...1).contains(force), "force", "must be in 0...1")
+        try check(duration.isFinite && (0.05...600).contains(duration), "duration", "must be in 0.05...600 seconds")
+        try check(iteration.isFinite && (0.04...5).contains(iteration), "iteration", "must be in 0.04...5 seconds")
+        try check((1...1000).contains(repeatCount), "repeat", "must be in 1...1000")
+        try check(pause.isFinite && (0...600).contains(pause), "pause", "must be in 0...600 seconds")
+        try check(before.isFinite && (0...3600).contains(before), "before", "must be in 0...3600 seconds")
+        try check(after.isFinite && (0...3600).contains(after), "after", "must be in 0...3600 seconds")
+        try check(rate.isFinite && (1...4000).contains(rate), "rate", "must be in 1...4000 samples per second")
+        try check(jitter.isFinite && (0...0.5).contains(jitter), "jitter", "must be in 0...0.5")
+        try check(noise.isFinite && (0...10).contains(noise), "noise", "must be in 0...10 m/s²")
+        try check(start.isFinite, "start", "must be a finite number")
+        let total = before + after + Double(repeatCount) * motionLength + Double(repeatCount - 1) * pause
+        try check(total * rate <= 50_000_000, "duration", "the trace would exceed 50 million samples")
+    }
+
+    /// Seconds that one motion lasts.
+    public var motionLength: Double {
+        switch motion {
+        case .shake: duration
+        case .fling: 0.4
+        case .tap: 0.15
+        case .drop: 0.6
+        case .turnOver: 2.0
+        case .tilt: 2.5
+        case .none: 0
+        }
+    }
+}

@@ -1,0 +1,262 @@
+public import ShakeDetection
+import Foundation
+
+/// Writes synthetic accelerometer traces: a motion inside a background, as a device's accelerometer reports it
+/// (gravity included, in the device's frame, with sensor noise and sampling jitter).
+///
+/// The model is physical, not a lookup of recorded data. A shake is a sequence of back-and-forth strokes whose
+/// acceleration peaks at the turning points, each with its own period (±8%) and strength (the envelope), with
+/// a little motion across the main axis and a wrist that tilts as it shakes, so gravity leaks into the axes.
+public struct TraceSynthesizer: Sendable {
+    public var options: SynthesisOptions
+
+    /// Standard gravity, m/s².
+    public static let gravity = 9.80665
+    /// The acceleration at the turning points of a vigorous shake (force 1), m/s².
+    public static let vigorousPeak = 40.0
+
+    public init(options: SynthesisOptions) {
+        self.options = options
+    }
+
+    /// Generates the trace.
+    public func samples() -> [Sample] {
+        var random = SeededRandom(seed: options.seed)
+        let model = Model(options: options, random: &random)
+        let count = Int((model.totalLength * options.rate).rounded(.down)) + 1
+        var samples: [Sample] = []
+        samples.reserveCapacity(count)
+        let interval = 1 / options.rate
+        var elapsed = 0.0
+        while elapsed <= model.totalLength + 1e-9 {
+            var reading = model.acceleration(at: elapsed)
+            if options.noise > 0 {
+                reading = reading + Vector3(
+                    x: random.gaussian(deviation: options.noise),
+                    y: random.gaussian(deviation: options.noise),
+                    z: random.gaussian(deviation: options.noise))
+            }
+            samples.append(Sample(time: options.start + elapsed, acceleration: reading))
+            let wobble = options.jitter > 0 ? random.uniform(-options.jitter...options.jitter) : 0
+            elapsed += interval * (1 + wobble)
+        }
+        return samples
+    }
+
+    /// Where the motions lie in the trace: `(start, end)` in seconds on the trace's clock.
+    public var motionIntervals: [(start: Double, end: Double)] {
+        (0..<options.repeatCount).map { index in
+            let start = options.start + options.before + Double(index) * (options.motionLength + options.pause)
+            return (start, start + options.motionLength)
+        }
+    }
+}
+
+extension TraceSynthesizer {
+    /// The continuous motion, sampled by ``samples()``.
+    fileprivate struct Model {
+        let options: SynthesisOptions
+        let up: Vector3
+        let forward: Vector3
+        let side: Vector3
+        let starts: [Double]
+        let cycles: [[Cycle]]
+        let backgroundPhases: [Double]
+        let stepFrequency: Double
+        let totalLength: Double
+
+        struct Cycle {
+            var start: Double
+            var period: Double
+            var strength: Double
+        }
+
+        init(options: SynthesisOptions, random: inout SeededRandom) {
+            self.options = options
+            (up, forward) = Self.frame(options.orientation)
+            side = Self.cross(up, forward)
+            let motion = options.motionLength
+            starts = (0..<options.repeatCount).map {
+                options.before + Double($0) * (motion + options.pause)
+            }
+            totalLength =
+                options.before + options.after + Double(options.repeatCount) * motion
+                + Double(options.repeatCount - 1) * options.pause
+            var allCycles: [[Cycle]] = []
+            if options.motion == .shake {
+                for _ in starts {
+                    var cycles: [Cycle] = []
+                    var offset = 0.0
+                    while offset < motion {
+                        let period = options.iteration * min(1.3, max(0.7, 1 + 0.08 * random.gaussian()))
+                        let center = min(1, (offset + period / 2) / motion)
+                        let strength = Self.envelope(
+                            options.interpolation, options.autoreverse, at: center, random: &random)
+                        cycles.append(Cycle(start: offset, period: min(period, motion - offset), strength: strength))
+                        offset += period
+                    }
+                    allCycles.append(cycles)
+                }
+            }
+            cycles = allCycles
+            backgroundPhases = (0..<8).map { _ in random.uniform(0...(2 * .pi)) }
+            stepFrequency = random.uniform(1.7...2.1)
+        }
+
+        /// The strength envelope at `u` (0...1 through the shake).
+        static func envelope(
+            _ interpolation: SynthesisOptions.Interpolation, _ autoreverse: Bool, at u: Double,
+            random: inout SeededRandom
+        ) -> Double {
+            let u = autoreverse ? 1 - abs(2 * u - 1) : u
+            let rise = (exp(3 * u) - 1) / (exp(3) - 1)
+            switch interpolation {
+            case .none: return 1
+            case .linearUp: return 0.3 + 0.7 * u
+            case .linearDown: return 1 - 0.7 * u
+            case .expUp: return 0.25 + 0.75 * rise
+            case .expDown: return 1 - 0.75 * rise
+            case .random: return random.uniform(0.55...1)
+            }
+        }
+
+        /// The device-frame directions of world-up (what gravity reads at rest) and of walking forward.
+        static func frame(_ orientation: SynthesisOptions.Orientation) -> (up: Vector3, forward: Vector3) {
+            switch orientation {
+            case .faceUp: (Vector3(x: 0, y: 0, z: 1), Vector3(x: 0, y: 1, z: 0))
+            case .faceDown: (Vector3(x: 0, y: 0, z: -1), Vector3(x: 0, y: 1, z: 0))
+            case .portrait: (Vector3(x: 0, y: 1, z: 0), Vector3(x: 0, y: 0, z: -1))
+            case .portraitUpsideDown: (Vector3(x: 0, y: -1, z: 0), Vector3(x: 0, y: 0, z: -1))
+            case .landscapeLeft: (Vector3(x: 1, y: 0, z: 0), Vector3(x: 0, y: 0, z: -1))
+            case .landscapeRight: (Vector3(x: -1, y: 0, z: 0), Vector3(x: 0, y: 0, z: -1))
+            }
+        }
+
+        static func cross(_ a: Vector3, _ b: Vector3) -> Vector3 {
+            Vector3(x: a.y * b.z - a.z * b.y, y: a.z * b.x - a.x * b.z, z: a.x * b.y - a.y * b.x)
+        }
+
+        /// Rotates `v` about the unit vector `axis` by `angle` radians.
+        static func rotate(_ v: Vector3, about axis: Vector3, by angle: Double) -> Vector3 {
+            let c = cos(angle)
+            let s = sin(angle)
+            return v * c + cross(axis, v) * s + axis * (axis.dot(v) * (1 - c))
+        }
+
+        static let xAxis = Vector3(x: 1, y: 0, z: 0)
+        static let yAxis = Vector3(x: 0, y: 1, z: 0)
+        static let zAxis = Vector3(x: 0, y: 0, z: 1)
+
+        /// The reading at `t` seconds from the start of the trace, without noise.
+        func acceleration(at t: Double) -> Vector3 {
+            var upNow = up
+            var linear = Vector3.zero
+            let p = backgroundPhases
+
+            switch options.background {
+            case .still:
+                break
+            case .hand:
+                // Physiological tremor (8-12 Hz, a few hundredths of g), small slow hand movements and drift.
+                linear = linear
+                    + Self.xAxis * (0.07 * sin(2 * .pi * 9.3 * t + p[0]) + 0.15 * sin(2 * .pi * 0.6 * t + p[1]))
+                    + Self.yAxis * (0.06 * sin(2 * .pi * 10.1 * t + p[2]) + 0.12 * sin(2 * .pi * 0.45 * t + p[3]))
+                    + Self.zAxis * (0.05 * sin(2 * .pi * 8.7 * t + p[4]) + 0.1 * sin(2 * .pi * 0.8 * t + p[5]))
+                upNow = Self.rotate(upNow, about: Self.xAxis, by: 0.05 * sin(2 * .pi * 0.15 * t + p[6]))
+                upNow = Self.rotate(upNow, about: Self.yAxis, by: 0.04 * sin(2 * .pi * 0.11 * t + p[7]))
+            case .walking:
+                // Heel strikes push up once per step; the body sways forward and sideways.
+                let phase = 2 * .pi * stepFrequency * t + p[0]
+                let strike = pow(max(0, cos(phase)), 3) - 0.212
+                linear = linear + up * (4.0 * strike) + forward * (1.2 * sin(phase + p[1]))
+                    + side * (0.8 * sin(phase / 2 + p[2]))
+                upNow = Self.rotate(upNow, about: forward, by: 0.06 * sin(phase / 2 + p[3]))
+            }
+
+            for (index, start) in starts.enumerated() where t >= start {
+                guard t < start + options.motionLength else {
+                    // A device turned over stays turned over.
+                    if options.motion == .turnOver { upNow = Self.rotate(upNow, about: Self.yAxis, by: .pi) }
+                    continue
+                }
+                let (motionLinear, tiltAxis, tilt) = motion(at: t - start, repeatIndex: index)
+                linear = linear + motionLinear
+                if tilt != 0 { upNow = Self.rotate(upNow, about: tiltAxis, by: tilt) }
+            }
+            return upNow * TraceSynthesizer.gravity + linear
+        }
+
+        /// The motion's own acceleration, and how it tilts the device, `local` seconds into it.
+        func motion(at local: Double, repeatIndex: Int) -> (Vector3, Vector3, Double) {
+            let peak = TraceSynthesizer.vigorousPeak * options.force
+            switch options.motion {
+            case .none:
+                return (.zero, Self.zAxis, 0)
+            case .shake:
+                let cycles = cycles[repeatIndex]
+                guard let cycle = cycles.last(where: { $0.start <= local }) else { return (.zero, Self.zAxis, 0) }
+                let phase = 2 * .pi * (local - cycle.start) / cycle.period
+                // Sharper at the turning points than a sine: the hand stops and snaps back.
+                let wave = -(sin(phase) - 0.3 * sin(3 * phase)) / 1.3
+                let strength = peak * cycle.strength
+                switch options.direction {
+                case .horizontal:
+                    let a = Self.xAxis * (strength * wave) + Self.yAxis * (0.15 * strength * sin(phase + 1))
+                        + Self.zAxis * (0.1 * strength * sin(phase + 2))
+                    return (a, Self.zAxis, 0.12 * options.force * cos(phase))
+                case .vertical:
+                    let a = Self.yAxis * (strength * wave) + Self.xAxis * (0.15 * strength * sin(phase + 1))
+                        + Self.zAxis * (0.1 * strength * sin(phase + 2))
+                    return (a, Self.xAxis, 0.12 * options.force * cos(phase))
+                case .both:
+                    let diagonal = Vector3(x: 0.7071, y: 0.7071, z: 0)
+                    let a = diagonal * (strength * wave) + Self.zAxis * (0.12 * strength * sin(phase + 1))
+                    return (a, Self.zAxis, 0.1 * options.force * cos(phase))
+                case .rotate:
+                    // Twisting about the screen normal with the sensor 7 cm from the axis: tangential
+                    // acceleration along x, centripetal along -y, and gravity turning with the device.
+                    let radius = 0.07
+                    let omega = 2 * .pi / cycle.period
+                    let amplitude = min(1.2, strength / (radius * omega * omega))
+                    let angle = amplitude * sin(phase)
+                    let rate = amplitude * omega * cos(phase)
+                    let a = Self.xAxis * (-radius * amplitude * omega * omega * sin(phase))
+                        + Self.yAxis * (-radius * rate * rate)
+                    return (a, Self.zAxis, angle)
+                }
+            case .fling:
+                let along = Self.xAxis
+                if local < 0.12 {
+                    return (along * (peak * sin(.pi * local / 0.12)), Self.zAxis, 0)
+                } else if local < 0.32 {
+                    return (along * (-0.6 * peak * sin(.pi * (local - 0.12) / 0.2)), Self.zAxis, 0)
+                }
+                return (.zero, Self.zAxis, 0)
+            case .tap:
+                guard local >= 0.05 else { return (.zero, Self.zAxis, 0) }
+                let s = local - 0.05
+                let ring = -0.5 * peak * exp(-s / 0.012) * cos(2 * .pi * 35 * s)
+                return (Self.zAxis * ring, Self.zAxis, 0)
+            case .drop:
+                // 4 cm of free fall (about 90 ms: the reading drops towards zero), then the impact rings out.
+                let fallStart = 0.2
+                let fall = (2 * 0.04 / TraceSynthesizer.gravity).squareRoot()
+                if local >= fallStart && local < fallStart + fall {
+                    return (up * -TraceSynthesizer.gravity, Self.zAxis, 0)
+                }
+                if local >= fallStart + fall {
+                    let s = local - fallStart - fall
+                    let impact = 1.5 * peak * exp(-s / 0.01) * cos(2 * .pi * 45 * s)
+                    return (up * impact, Self.zAxis, 0)
+                }
+                return (.zero, Self.zAxis, 0)
+            case .turnOver:
+                let u = local / 2.0
+                let smooth = u * u * (3 - 2 * u)
+                return (.zero, Self.yAxis, .pi * smooth)
+            case .tilt:
+                return (.zero, Self.xAxis, 0.8 * sin(.pi * local / 2.5))
+            }
+        }
+    }
+}

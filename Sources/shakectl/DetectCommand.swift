@@ -1,0 +1,74 @@
+import ArgumentParser
+import ShakeConfig
+import ShakeDetection
+import ShakeTrace
+
+struct DetectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "detect",
+        abstract: "Run the shake detector over trace files and print its events as JSON lines.",
+        discussion: """
+            Each file is run through a fresh detector, as if it were a separate recording. Every event is one \
+            JSON object on one line, with "source" set to the path as given; the end of a file counts as the \
+            sensor going away, so a shake still in progress there is cancelled with reason "interrupted".
+
+            Exit status: 0 when every file was read, 1 when a file could not be read or is malformed (the \
+            other files are still processed), 64 for bad options or configuration.
+            """
+    )
+
+    @Option(name: .long, help: "Sensitivity preset: light, medium (default) or hard.")
+    var sensitivity: DetectorSettings.Sensitivity?
+
+    @Option(name: .long, help: "Configuration file whose 'detector' section adjusts the settings.")
+    var config: String?
+
+    @Argument(help: "Trace files (CSV time,x,y,z). '-' reads standard input.")
+    var files: [String]
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("Name at least one trace file.") }
+    }
+
+    func run() throws {
+        let settings: DetectorSettings
+        do {
+            let section = try config.map { try ConfigLoader.load(path: $0).detector } ?? .init()
+            settings = section.settings(sensitivity: sensitivity)
+            try settings.validate()
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode(64)
+        }
+        var failed = false
+        for file in files {
+            do {
+                let samples = try TraceFile.read(path: file)
+                var detector = ShakeDetector(settings: settings)
+                var output = ""
+                func emit(_ event: ShakeEvent) {
+                    var writer = JSONObjectWriter()
+                    event.write(to: &writer)
+                    writer.add("source", file)
+                    output += writer.result + "\n"
+                }
+                for sample in samples {
+                    if let event = detector.process(sample) { emit(event) }
+                }
+                if let event = detector.interrupt() { emit(event) }
+                print(output, terminator: "")
+                let counters = detector.counters
+                if counters.nonFinite > 0 || counters.discontinuities > 0 {
+                    StandardStreams.printError(
+                        "\(file): dropped \(counters.nonFinite) non-finite samples; "
+                            + "\(counters.discontinuities) discontinuities (gaps or time going backwards)")
+                }
+            } catch {
+                StandardStreams.printError("\(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
+}
+

@@ -1,0 +1,111 @@
+import ArgumentParser
+import ShakeDetection
+import ShakeTrace
+
+struct SynthCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "synth",
+        abstract: "Write a synthetic accelerometer trace: a shake (or another motion) inside a background.",
+        discussion: """
+            The shake follows the view-shaking vocabulary: a direction, a force, a duration, the seconds per \
+            back-and-forth (iteration), how the strength changes (interpolation, autoreverse) and repeats. \
+            Around it, the trace has what real recordings have: a background (a device lying still, held in a \
+            hand, or carried while walking), an orientation (which way gravity points), a sample rate, jitter \
+            and sensor noise. The same --seed writes the same trace.
+
+            Examples:
+              shakectl synth > shake.csv
+              shakectl synth --direction rotate --force 0.5 --rate 50 --out twist.csv
+              shakectl synth --motion none --background walking --before 20 > walking.csv
+              shakectl synth --repeat 3 --pause 2 --interpolation exp-down --autoreverse > three.csv
+            """
+    )
+
+    @Option(help: "The motion: \(SynthesisOptions.Motion.allValueStrings.joined(separator: ", ")).")
+    var motion = SynthesisOptions.Motion.shake
+    @Option(help: "Shake direction: \(SynthesisOptions.Direction.allValueStrings.joined(separator: ", ")).")
+    var direction = SynthesisOptions.Direction.horizontal
+    @Option(help: "Strength, 0...1 of a vigorous shake (about 4 g at the turning points).")
+    var force = 0.7
+    @Option(help: "Seconds of shaking per repeat.")
+    var duration = 1.5
+    @Option(help: "Seconds per back-and-forth.")
+    var iteration = 0.22
+    @Option(help: "How the strength changes: \(SynthesisOptions.Interpolation.allValueStrings.joined(separator: ", ")).")
+    var interpolation = SynthesisOptions.Interpolation.none
+    @Flag(help: "Play the strength envelope forwards, then backwards.")
+    var autoreverse = false
+    @Option(name: .customLong("repeat"), help: "How many times the motion happens.")
+    var repeatCount = 1
+    @Option(help: "Seconds between repeats.")
+    var pause = 2.0
+    @Option(help: "Seconds of background before the motion.")
+    var before = 2.0
+    @Option(help: "Seconds of background after the motion.")
+    var after = 2.0
+    @Option(help: "Background: \(SynthesisOptions.Background.allValueStrings.joined(separator: ", ")).")
+    var background = SynthesisOptions.Background.hand
+    @Option(help: "Which way gravity points: \(SynthesisOptions.Orientation.allValueStrings.joined(separator: ", ")).")
+    var orientation = SynthesisOptions.Orientation.portrait
+    @Option(help: "Samples per second.")
+    var rate = 100.0
+    @Option(help: "Random variation of the sampling interval, as a share of it (0...0.5).")
+    var jitter = 0.0
+    @Option(help: "Sensor noise, m/s² RMS per axis.")
+    var noise = 0.05
+    @Option(help: "Time of the first sample, in seconds.")
+    var start = 0.0
+    @Option(help: "Random seed: the same seed writes the same trace.")
+    var seed: UInt64 = 1
+    @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
+    var out = "-"
+
+    var options: SynthesisOptions {
+        var options = SynthesisOptions()
+        options.motion = motion
+        options.direction = direction
+        options.force = force
+        options.duration = duration
+        options.iteration = iteration
+        options.interpolation = interpolation
+        options.autoreverse = autoreverse
+        options.repeatCount = repeatCount
+        options.pause = pause
+        options.before = before
+        options.after = after
+        options.background = background
+        options.orientation = orientation
+        options.rate = rate
+        options.jitter = jitter
+        options.noise = noise
+        options.start = start
+        options.seed = seed
+        return options
+    }
+
+    func validate() throws {
+        do {
+            try options.validate()
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    func run() throws {
+        let synthesizer = TraceSynthesizer(options: options)
+        let intervals = synthesizer.motionIntervals.map {
+            "\(JSONObjectWriter.format($0.start, decimals: 3))-\(JSONObjectWriter.format($0.end, decimals: 3))"
+        }
+        var comments = ["shakectl synth " + CommandLine.arguments.dropFirst(2).joined(separator: " ")]
+        if options.motion != .none {
+            comments.append("\(options.motion.rawValue) at \(intervals.joined(separator: ", ")) s")
+        }
+        do {
+            try TraceFile.write(synthesizer.samples(), to: out, comments: comments)
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode.failure
+        }
+    }
+}
+
