@@ -115,8 +115,8 @@ public struct DetectorSettings: Sendable, Hashable {
         set {
             switch parameter {
             case .threshold: threshold = newValue
-            case .reversals: reversals = Int(exactly: newValue) ?? Int(newValue.rounded())
-            case .beganReversals: beganReversals = Int(exactly: newValue) ?? Int(newValue.rounded())
+            case .reversals: reversals = Self.count(newValue)
+            case .beganReversals: beganReversals = Self.count(newValue)
             case .tooLong: tooLong = newValue
             case .quietTime: quietTime = newValue
             case .refractory: refractory = newValue
@@ -126,6 +126,11 @@ public struct DetectorSettings: Sendable, Hashable {
             case .maxGap: maxGap = newValue
             }
         }
+    }
+
+    /// A count from a number; one that is not a usable whole number becomes -1, which validation rejects.
+    private static func count(_ value: Double) -> Int {
+        value.isFinite && abs(value) < 1e9 ? Int(value.rounded()) : -1
     }
 
     /// A setting outside what the detector accepts.

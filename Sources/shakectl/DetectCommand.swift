@@ -58,10 +58,13 @@ struct DetectCommand: ParsableCommand {
                 if let event = detector.interrupt() { emit(event) }
                 print(output, terminator: "")
                 let counters = detector.counters
-                if counters.nonFinite > 0 || counters.discontinuities > 0 {
+                if counters.nonFinite > 0 {
+                    StandardStreams.printError("\(file): note: dropped \(counters.nonFinite) non-finite samples")
+                }
+                if counters.discontinuities > 0 {
                     StandardStreams.printError(
-                        "\(file): dropped \(counters.nonFinite) non-finite samples; "
-                            + "\(counters.discontinuities) discontinuities (gaps or time going backwards)")
+                        "\(file): note: the stream broke \(counters.discontinuities) times "
+                            + "(a gap longer than max_gap, or time going backwards)")
                 }
             } catch {
                 StandardStreams.printError("\(error)")

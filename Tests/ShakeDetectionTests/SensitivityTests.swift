@@ -1,0 +1,104 @@
+import ShakeDetection
+import ShakeTestSupport
+import ShakeTrace
+import Testing
+
+/// Presets, settings validation, and what the detector should be indifferent to (rate, orientation).
+struct SensitivityTests {
+    @Test func presetsOrderFromSensitiveToSpecific() {
+        let light = DetectorSettings.preset(.light)
+        let medium = DetectorSettings.preset(.medium)
+        let hard = DetectorSettings.preset(.hard)
+        #expect(light.threshold < medium.threshold && medium.threshold < hard.threshold)
+        #expect(light.reversals <= medium.reversals && medium.reversals <= hard.reversals)
+        #expect(DetectorSettings() == medium)
+        for preset in DetectorSettings.Sensitivity.allCases {
+            #expect(throws: Never.self) { try DetectorSettings.preset(preset).validate() }
+        }
+    }
+
+    @Test func aGentleShakeIsCaughtByLightOnly() {
+        let gentle = synthesize {
+            $0.force = 0.3
+            $0.seed = 21
+        }
+        #expect(outline(detect(gentle, settings: .preset(.light))) == ["began", "ended"])
+        #expect(!outline(detect(gentle, settings: .preset(.hard))).contains("ended"))
+    }
+
+    @Test(arguments: DetectorSettings.Parameter.allCases)
+    func validationRejectsOutOfRangeValues(parameter: DetectorSettings.Parameter) {
+        for bad in [parameter.allowed.lowerBound - 1, parameter.allowed.upperBound + 1, .nan, .infinity] {
+            var settings = DetectorSettings()
+            settings[parameter] = bad
+            #expect(throws: DetectorSettings.InvalidSetting.self) { try settings.validate() }
+            do {
+                try settings.validate()
+            } catch {
+                #expect(error.parameter == parameter || bad.isNaN || bad.isInfinite)
+                #expect(error.description.contains(parameter.rawValue) || bad.isNaN || bad.isInfinite)
+            }
+        }
+    }
+
+    @Test func validationChecksParametersAgainstEachOther() {
+        var settings = DetectorSettings()
+        settings.beganReversals = settings.reversals + 1
+        #expect(throws: DetectorSettings.InvalidSetting.self) { try settings.validate() }
+        settings = DetectorSettings()
+        settings.quietTime = settings.tooLong
+        #expect(throws: DetectorSettings.InvalidSetting.self) { try settings.validate() }
+    }
+
+    @Test(arguments: [25.0, 50, 100, 200, 400])
+    func shakesAreFoundAtEveryRate(rate: Double) {
+        for (index, direction) in SynthesisOptions.Direction.allCases.enumerated() {
+            let samples = synthesize {
+                $0.direction = direction
+                $0.rate = rate
+                $0.jitter = 0.1
+                $0.seed = UInt64(100 + index)
+            }
+            let events = detect(samples)
+            #expect(outline(events) == ["began", "ended"], "\(direction) at \(rate) Hz")
+            if case .began(let time) = events.first {
+                #expect(time > 2.0 && time < 2.35, "began at \(time) for a shake starting at 2.0 s")
+            }
+        }
+    }
+
+    @Test(arguments: SynthesisOptions.Orientation.allCases)
+    func orientationDoesNotMatter(orientation: SynthesisOptions.Orientation) {
+        let shake = synthesize {
+            $0.orientation = orientation
+            $0.direction = .vertical
+        }
+        #expect(outline(detect(shake)) == ["began", "ended"])
+        let turning = synthesize {
+            $0.orientation = orientation
+            $0.motion = .turnOver
+        }
+        #expect(detect(turning).isEmpty)
+    }
+
+    @Test func walkingWithTheDeviceInHandIsNotAShake() {
+        for seed in 1...5 {
+            let walk = synthesize {
+                $0.motion = .none
+                $0.background = .walking
+                $0.before = 60
+                $0.seed = UInt64(seed)
+            }
+            #expect(!outline(detect(walk)).contains("ended"))
+        }
+    }
+
+    @Test func aShakeWhileWalkingIsStillAShake() {
+        let samples = synthesize {
+            $0.background = .walking
+            $0.before = 10
+            $0.after = 5
+        }
+        #expect(outline(detect(samples)).filter { $0 == "ended" }.count == 1)
+    }
+}

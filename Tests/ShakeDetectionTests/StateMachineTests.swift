@@ -1,0 +1,123 @@
+import ShakeDetection
+import ShakeTestSupport
+import ShakeTrace
+import Testing
+
+/// The state machine's guarantees, on streams built in the test.
+struct StateMachineTests {
+    /// A device lying still, face up, for `seconds` at `rate`.
+    func still(from start: Double = 0, seconds: Double, rate: Double = 100) -> [Sample] {
+        (0..<Int(seconds * rate)).map { Sample(time: start + Double($0) / rate, x: 0, y: 0, z: 9.81) }
+    }
+
+    @Test func aDeviceAtRestReportsNothing() {
+        #expect(detect(still(seconds: 60)).isEmpty)
+    }
+
+    @Test func continuousShakingIsOneBeganAndOneTooLong() {
+        let samples = synthesize {
+            $0.duration = 30
+            $0.before = 1
+            $0.after = 3
+        }
+        #expect(outline(detect(samples)) == ["began", "cancelled(too_long)"])
+    }
+
+    @Test func tooLongFiresAtTheCutoff() {
+        let samples = synthesize { $0.duration = 10 }
+        let events = detect(samples)
+        guard case .cancelled(let time, let began, .tooLong) = events.last else {
+            Issue.record("expected too_long: \(events)")
+            return
+        }
+        let cutoff = DetectorSettings().tooLong
+        #expect(time - began > cutoff)
+        #expect(time - began < cutoff + 0.05)
+    }
+
+    @Test func aShakeAfterCalmFollowingTooLongIsDetected() {
+        var samples = synthesize {
+            $0.duration = 8
+            $0.after = 3
+        }
+        let next = synthesize {
+            $0.start = samples.last!.time + 0.01
+            $0.before = 0.5
+            $0.seed = 2
+        }
+        samples += next
+        #expect(outline(detect(samples)) == ["began", "cancelled(too_long)", "began", "ended"])
+    }
+
+    @Test func repeatedShakesWithPausesAreSeparateShakes() {
+        let samples = synthesize {
+            $0.repeatCount = 3
+            $0.pause = 1.5
+        }
+        #expect(outline(detect(samples)) == Array(repeating: ["began", "ended"], count: 3).flatMap { $0 })
+    }
+
+    @Test func eventTimesAndDurationsAreConsistent() {
+        let events = detect(synthesize { $0.duration = 1.5 })
+        guard events.count == 2, case .began(let began) = events[0], case .ended(let summary) = events[1] else {
+            Issue.record("unexpected events \(events)")
+            return
+        }
+        #expect(summary.began == began)
+        #expect(summary.duration == summary.time - began)
+        // The shake lies from 2.0 to 3.5 s: began soon after the start, ended soon after the end.
+        #expect(began > 2.0 && began < 2.3)
+        #expect(summary.time > 3.5 && summary.time < 4.0)
+    }
+
+    @Test func interruptEndsAShakeInProgressOnlyOnce() {
+        var detector = ShakeDetector()
+        var events: [ShakeEvent] = []
+        for sample in synthesize({ $0.duration = 3 }) where sample.time < 3.0 {
+            if let event = detector.process(sample) { events.append(event) }
+        }
+        #expect(outline(events) == ["began"])
+        #expect(detector.isShaking)
+        #expect(detector.interrupt()?.outline == "cancelled(interrupted)")
+        #expect(detector.interrupt() == nil)
+        #expect(!detector.isShaking)
+    }
+
+    @Test func interruptWhenIdleReportsNothing() {
+        var detector = ShakeDetector()
+        #expect(detector.interrupt() == nil)
+        for sample in still(seconds: 2) { _ = detector.process(sample) }
+        #expect(detector.interrupt() == nil)
+    }
+
+    @Test func aStreamStartingMidShakeDoesNotCrashAndSettles() {
+        let samples = synthesize {
+            $0.before = 0
+            $0.duration = 2
+        }
+        let events = detect(samples)
+        #expect(events.count <= 2)
+        #expect(!outline(events).contains("cancelled(too_long)"))
+    }
+
+    @Test func duplicateTimestampsAreAccepted() {
+        let samples = synthesize { $0.rate = 100 }.flatMap { [$0, $0] }
+        #expect(outline(detect(samples)) == ["began", "ended"])
+    }
+
+    @Test func settingsChangeWithoutLosingTheShakeInProgress() {
+        var detector = ShakeDetector()
+        var events: [ShakeEvent] = []
+        var switched = false
+        for sample in synthesize({ $0.duration = 1.5 }) {
+            if sample.time > 2.8, detector.isShaking, !switched {
+                detector.update(settings: DetectorSettings(sensitivity: .light))
+                switched = true
+            }
+            if let event = detector.process(sample) { events.append(event) }
+        }
+        #expect(switched)
+        #expect(detector.settings == DetectorSettings(sensitivity: .light))
+        #expect(outline(events) == ["began", "ended"])
+    }
+}
