@@ -1,0 +1,112 @@
+import ShakeDetection
+import ShakeTestSupport
+import ShakeTrace
+import Testing
+
+struct TraceSynthesizerTests {
+    @Test func theSameSeedWritesTheSameTrace() {
+        var options = SynthesisOptions()
+        options.jitter = 0.1
+        options.interpolation = .random
+        let first = TraceSynthesizer(options: options).samples()
+        #expect(first == TraceSynthesizer(options: options).samples())
+        options.seed = 2
+        #expect(first != TraceSynthesizer(options: options).samples())
+    }
+
+    @Test(arguments: [25.0, 100, 400])
+    func samplesComeAtTheRate(rate: Double) {
+        let samples = synthesize {
+            $0.rate = rate
+            $0.before = 1
+            $0.after = 1
+            $0.duration = 1
+        }
+        #expect(abs(Double(samples.count) - 3 * rate) <= 2)
+        let intervals = zip(samples.dropFirst(), samples).map { $0.time - $1.time }
+        #expect(intervals.allSatisfy { abs($0 - 1 / rate) < 1e-9 })
+    }
+
+    @Test func jitterVariesTheIntervalWithinItsShare() {
+        let samples = synthesize {
+            $0.jitter = 0.2
+            $0.rate = 100
+        }
+        let intervals = zip(samples.dropFirst(), samples).map { $0.time - $1.time }
+        #expect(intervals.allSatisfy { $0 >= 0.008 - 1e-9 && $0 <= 0.012 + 1e-9 })
+        #expect(Set(intervals.map { ($0 * 1e6).rounded() }).count > 10)
+    }
+
+    @Test(arguments: SynthesisOptions.Orientation.allCases)
+    func atRestGravityPointsAsTheOrientationSays(orientation: SynthesisOptions.Orientation) {
+        let samples = synthesize {
+            $0.motion = .none
+            $0.background = .still
+            $0.noise = 0
+            $0.orientation = orientation
+        }
+        let first = samples[0].acceleration
+        #expect(abs(first.length - TraceSynthesizer.gravity) < 1e-9)
+        let expected: Vector3 = switch orientation {
+        case .faceUp: Vector3(x: 0, y: 0, z: 1)
+        case .faceDown: Vector3(x: 0, y: 0, z: -1)
+        case .portrait: Vector3(x: 0, y: 1, z: 0)
+        case .portraitUpsideDown: Vector3(x: 0, y: -1, z: 0)
+        case .landscapeLeft: Vector3(x: 1, y: 0, z: 0)
+        case .landscapeRight: Vector3(x: -1, y: 0, z: 0)
+        }
+        #expect(first.dot(expected) > 9.8)
+    }
+
+    @Test func forceScalesTheShake() {
+        func peak(_ force: Double) -> Double {
+            synthesize {
+                $0.force = force
+                $0.background = .still
+                $0.noise = 0
+            }.map { ($0.acceleration - Vector3(x: 0, y: TraceSynthesizer.gravity, z: 0)).length }.max() ?? 0
+        }
+        let vigorous = peak(1)
+        #expect(vigorous > 0.8 * TraceSynthesizer.vigorousPeak && vigorous < 1.5 * TraceSynthesizer.vigorousPeak)
+        #expect(peak(0.5) < 0.65 * vigorous && peak(0.5) > 0.35 * vigorous)
+    }
+
+    @Test func theShakeLiesWhereTheOptionsPutIt() {
+        var options = SynthesisOptions()
+        options.repeatCount = 2
+        options.pause = 1
+        options.background = .still
+        options.noise = 0
+        let synthesizer = TraceSynthesizer(options: options)
+        #expect(synthesizer.motionIntervals.map(\.start) == [2.0, 4.5])
+        let moving = synthesizer.samples().filter {
+            abs($0.acceleration.length - TraceSynthesizer.gravity) > 1
+        }
+        #expect(moving.allSatisfy { ($0.time >= 2.0 && $0.time <= 3.5) || ($0.time >= 4.5 && $0.time <= 6.0) })
+        #expect(moving.contains { $0.time > 4.5 })
+    }
+
+    @Test func turningOverLeavesTheDeviceUpsideDown() {
+        let samples = synthesize {
+            $0.motion = .turnOver
+            $0.orientation = .faceUp
+            $0.background = .still
+            $0.noise = 0
+        }
+        #expect(samples.first!.acceleration.z > 9.8)
+        #expect(samples.last!.acceleration.z < -9.8)
+    }
+
+    @Test func invalidOptionsNameTheOption() {
+        var options = SynthesisOptions()
+        options.force = 1.5
+        #expect(throws: SynthesisOptions.Invalid.self) { try options.validate() }
+        do { try options.validate() } catch { #expect(error.description.hasPrefix("--force")) }
+        options = SynthesisOptions()
+        options.rate = 0
+        do { try options.validate() } catch { #expect(error.option == "rate") }
+        options = SynthesisOptions()
+        options.duration = .nan
+        do { try options.validate() } catch { #expect(error.option == "duration") }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import ShakeTestSupport
+import Testing
+
+struct DetectCommandTests {
+    func temporaryFile(_ name: String, _ contents: String) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shakectl-tests-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent(name).path
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func printsOneJSONLinePerEventWithTheSource() throws {
+        let shake = Fixtures.path("shake-horizontal-100hz.csv")
+        let walk = Fixtures.path("walking.csv")
+        let result = try Command.run("shakectl", ["detect", shake, walk])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        let objects = try lines.map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.map { $0["phase"] as? String } == ["began", "ended"])
+        #expect(objects.allSatisfy { $0["source"] as? String == shake && $0["event"] as? String == "shake" })
+        #expect(lines[0].hasPrefix(#"{"event":"shake","phase":"began","time":"#))
+        #expect(objects[1]["axis"] as? String == "x")
+        #expect((objects[1]["reversals"] as? Int ?? 0) >= 4)
+    }
+
+    @Test func aMalformedFileNamesTheLineAndTheOthersAreStillRead() throws {
+        let bad = try temporaryFile("bad.csv", "time,x,y,z\n0,1,2,3\n0.01,1,2\n")
+        let good = Fixtures.path("shake-vertical-50hz.csv")
+        let result = try Command.run("shakectl", ["detect", bad, good])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(bad):3: expected 4 fields (time,x,y,z), found 3"))
+        #expect(result.stdout.contains(#""phase":"ended""#))
+    }
+
+    @Test func aMissingFileIsAnError() throws {
+        let result = try Command.run("shakectl", ["detect", "/nonexistent/trace.csv"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("/nonexistent/trace.csv: no such file"))
+    }
+
+    @Test func standardInputIsATrace() throws {
+        let trace = try String(contentsOfFile: Fixtures.path("shake-rotate-100hz.csv"), encoding: .utf8)
+        let result = try Command.run("shakectl", ["detect", "-"], input: trace)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains(#""phase":"ended""#) && result.stdout.contains(#""source":"-""#))
+    }
+
+    @Test func sensitivityAndConfigChangeTheOutcome() throws {
+        let gentle = try Command.run("shakectl", ["synth", "--force", "0.3", "--seed", "21"]).stdout
+        let path = try temporaryFile("gentle.csv", gentle)
+        let light = try Command.run("shakectl", ["detect", "--sensitivity", "light", path])
+        #expect(light.stdout.contains(#""phase":"ended""#))
+        let hard = try Command.run("shakectl", ["detect", "--sensitivity", "hard", path])
+        #expect(!hard.stdout.contains(#""phase":"ended""#))
+        let config = try temporaryFile("low.yaml", "detector:\n  sensitivity: hard\n  threshold: 6\n  reversals: 3\n")
+        let configured = try Command.run("shakectl", ["detect", "--config", config, path])
+        #expect(configured.stdout.contains(#""phase":"ended""#))
+    }
+
+    @Test func aBadConfigIsAUsageError() throws {
+        let config = try temporaryFile("bad.yaml", "detector:\n  treshold: 6\n")
+        let result = try Command.run("shakectl", ["detect", "--config", config, Fixtures.path("tap.csv")])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("detector.treshold: unknown key"))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func droppedSamplesAreMentioned() throws {
+        let result = try Command.run("shakectl", ["detect", Fixtures.path("nan-samples.csv")])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("non-finite samples"))
+    }
+}
+
+struct SynthCommandTests {
+    @Test func writesATraceThatDetectReadsBack() throws {
+        let result = try Command.run("shakectl", ["synth", "--direction", "vertical", "--rate", "50", "--seed", "5"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("\ntime,x,y,z\n"))
+        #expect(result.stdout.hasPrefix("# shakectl synth --direction vertical --rate 50 --seed 5\n"))
+        let again = try Command.run("shakectl", ["synth", "--direction", "vertical", "--rate", "50", "--seed", "5"])
+        #expect(again.stdout == result.stdout)
+        let detected = try Command.run("shakectl", ["detect", "-"], input: result.stdout)
+        #expect(detected.stdout.contains(#""axis":"y""#))
+    }
+
+    @Test(arguments: [
+        (["--force", "2"], "--force: must be in 0...1"),
+        (["--direction", "sideways"], "sideways"),
+        (["--rate", "0"], "--rate"),
+        (["--interpolation", "cubic"], "cubic"),
+    ])
+    func badOptionsAreRefusedWithAMessage(arguments: [String], message: String) throws {
+        let result = try Command.run("shakectl", ["synth"] + arguments)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains(message))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func helpExplainsTheVocabulary() throws {
+        let result = try Command.run("shakectl", ["synth", "--help"])
+        for word in ["--direction", "--force", "--iteration", "--interpolation", "--autoreverse", "--repeat",
+            "--background", "--orientation", "--seed", "exp-down", "walking"]
+        {
+            #expect(result.stdout.contains(word), "help lacks \(word)")
+        }
+    }
+}
