@@ -24,6 +24,8 @@ let package = Package(
         .target(name: "ShakeDetection", swiftSettings: strictSettings),
         // Trace files (CSV `time,x,y,z`) and the trace synthesizer.
         .target(name: "ShakeTrace", dependencies: ["ShakeDetection"], swiftSettings: strictSettings),
+        // Scoring the detector against labelled corpora of recordings.
+        .target(name: "ShakeEvaluation", dependencies: ["ShakeDetection", "ShakeTrace"], swiftSettings: strictSettings),
         // The configuration file: schema, defaults, validation.
         .target(
             name: "ShakeConfig",
@@ -34,7 +36,7 @@ let package = Package(
         .executableTarget(
             name: "shakectl",
             dependencies: [
-                "ShakeDetection", "ShakeTrace", "ShakeConfig",
+                "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeEvaluation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -57,6 +59,11 @@ let package = Package(
         .testTarget(
             name: "ShakeTraceTests",
             dependencies: ["ShakeTrace", "ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeEvaluationTests",
+            dependencies: ["ShakeEvaluation", "ShakeTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

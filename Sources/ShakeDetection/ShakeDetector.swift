@@ -1,12 +1,13 @@
 /// The shake state machine: feed it samples, get back events.
 ///
-/// It estimates gravity and removes it, follows the strokes of the hand (excursions of the gravity-free
-/// acceleration past ``DetectorSettings/threshold``), and counts the reversals between opposite strokes.
-/// Strokes that reverse quickly and repeatedly are a shake; see `docs/detection.md` for the reasoning.
+/// It estimates gravity and removes it, follows the *strokes* of the hand (excursions of the gravity-free
+/// acceleration past ``DetectorSettings/threshold``), and counts the *reversals* between opposite strokes. A
+/// shake is a run of quick, strong, alike, rhythmic reversals that fills its time; `docs/detection.md` explains
+/// each test and the physics behind it.
 ///
 /// It has no clock and performs no I/O: time comes from the samples, and each call returns the event, if any,
-/// that the sample decided. A caller reports `ShakeEvent.cancelled(..., reason: .interrupted)` for a stream
-/// that stops by calling ``interrupt()``.
+/// that the sample decided. A caller reports the end of a stream (the source closing, shutdown) with
+/// ``interrupt()``.
 public struct ShakeDetector: Sendable {
     /// What the detector has seen, for logs and status.
     public struct Counters: Sendable, Hashable {
@@ -28,35 +29,58 @@ public struct ShakeDetector: Sendable {
         case shaking(began: Double)
         /// A shake ended or was cancelled; no new one before the given time.
         case refractory(until: Double)
-        /// Shaking went on too long; waiting for calm.
+        /// Motion went on too long, or without oscillating; waiting for calm.
         case calming
     }
+
+    /// Time constant, in seconds, of the fast average whose departures count as motion (for the quiet time).
+    static let motionTimeConstant = 0.1
+    /// Acceleration change, m/s², beyond the fast average that counts as motion.
+    static let motionThreshold = 3.0
+    /// The shortest time, in seconds, between the starts of two strokes of a hand (a reversal sooner than this
+    /// is a knock ringing, not a hand).
+    static let minHalfPeriod = 0.05
+    /// After a shake began, strokes that stop reversing for `maxHalfPeriod` plus this are not a shake.
+    static let strokeGrace = 0.4
+    /// Share of the threshold above which motion counts towards the duty.
+    static let dutyFraction = 0.5
 
     public private(set) var settings: DetectorSettings
     public private(set) var counters = Counters()
 
     // Derived from the settings.
-    private var thresholdSquared: Double
-    private var activeSquared: Double
-    private var inverseGravityTimeConstant: Double
+    private var thresholdSquared = 0.0
+    private var dutySquared = 0.0
+    private var inverseGravityTimeConstant = 0.0
 
     // The stream.
     private var isStreaming = false
     private var lastTime = 0.0
     private var armedAfter = 0.0
     private var gravity = Vector3.zero
+    private var fastAverage = Vector3.zero
+    private var lastMotion = 0.0
 
-    // The current stroke and the chain of reversals it belongs to.
+    // The current stroke.
     private var hasStroke = false
     private var strokePeak = Vector3.zero
     private var strokePeakLength = 0.0
     private var strokeStart = 0.0
+    private var strokeImpulse = 0.0
+    /// Impulse against the current stroke since the acceleration last pointed along it: the start of the
+    /// next stroke, if it comes.
+    private var opposingImpulse = 0.0
+    private var previousPeakLength = 0.0
+
+    // The chain of quick reversals the stroke belongs to, and its statistics.
     private var chainReversals = 0
-    private var lastActive = 0.0
+    private var halves = HalfPeriodStatistics()
+    private var dutyTime = 0.0
+    private var dutyActive = 0.0
 
     // The shake in progress.
     private var mode = Mode.armed
-    private var shakeReversals = 0
+    private var goodReversals = 0
     private var shakePeakSquared = 0.0
     private var axisEnergy = Vector3.zero
 
@@ -64,9 +88,6 @@ public struct ShakeDetector: Sendable {
     /// - Precondition: the settings are valid (see ``DetectorSettings/validate()``).
     public init(settings: DetectorSettings = DetectorSettings()) {
         self.settings = settings
-        thresholdSquared = 0
-        activeSquared = 0
-        inverseGravityTimeConstant = 0
         applyDerivedSettings()
     }
 
@@ -84,13 +105,10 @@ public struct ShakeDetector: Sendable {
 
     private mutating func applyDerivedSettings() {
         thresholdSquared = settings.threshold * settings.threshold
-        let active = settings.threshold * Self.activeFraction
-        activeSquared = active * active
+        let duty = settings.threshold * Self.dutyFraction
+        dutySquared = duty * duty
         inverseGravityTimeConstant = 1 / settings.gravityTimeConstant
     }
-
-    /// Below the threshold, motion still counts as part of a shake (delays its end) above this share of it.
-    static let activeFraction = 0.5
 
     /// Feeds one sample.
     /// - Returns: the event this sample decided, if any. At most one event comes from one sample.
@@ -114,58 +132,64 @@ public struct ShakeDetector: Sendable {
         }
         lastTime = time
 
-        let alpha = min(1, dt * inverseGravityTimeConstant)
         let acceleration = sample.acceleration
-        gravity = gravity + (acceleration - gravity) * alpha
+        gravity = gravity + (acceleration - gravity) * min(1, dt * inverseGravityTimeConstant)
+        fastAverage = fastAverage + (acceleration - fastAverage) * min(1, dt * (1 / Self.motionTimeConstant))
+        if (acceleration - fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
+            lastMotion = time
+        }
         let linear = acceleration - gravity
-        let magnitudeSquared = linear.lengthSquared
-
-        if magnitudeSquared > activeSquared {
-            lastActive = time
+        let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
+        let strokeSquared = stroke.lengthSquared
+        if hasStroke || isShaking {
+            dutyTime += dt
+            if strokeSquared > dutySquared { dutyActive += dt }
         }
 
         switch mode {
         case .armed:
             guard time >= armedAfter else { return nil }
-            guard trackStroke(linear, magnitudeSquared, at: time), chainReversals >= settings.beganReversals else {
-                return nil
-            }
+            let reversal = trackStroke(stroke, strokeSquared, at: time, dt: dt)
+            guard reversal != nil || (hasStroke && strokeImpulse >= settings.beganImpulse) else { return nil }
             mode = .shaking(began: time)
-            shakeReversals = chainReversals
-            shakePeakSquared = strokePeakLength * strokePeakLength
+            goodReversals = reversal == true ? 1 : 0
+            shakePeakSquared = linear.lengthSquared
             axisEnergy = .zero
             counters.began += 1
             return .began(time: time)
 
         case .shaking(let began):
-            if trackStroke(linear, magnitudeSquared, at: time) {
-                shakeReversals += 1
+            if trackStroke(stroke, strokeSquared, at: time, dt: dt) == true {
+                goodReversals += 1
             }
-            if magnitudeSquared > activeSquared {
-                axisEnergy = axisEnergy + Vector3(
-                    x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
+            let linearSquared = linear.lengthSquared
+            shakePeakSquared = max(shakePeakSquared, linearSquared)
+            if strokeSquared > dutySquared {
+                axisEnergy = axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
             }
-            shakePeakSquared = max(shakePeakSquared, magnitudeSquared)
-            if time - began > settings.tooLong {
-                mode = .calming
-                resetStrokes()
-                counters.cancelled += 1
-                return .cancelled(time: time, began: began, reason: .tooLong)
+            if lastMotion - began > settings.tooLong {
+                return cancel(began: began, at: time, reason: .tooLong, then: .calming)
             }
-            if time - lastActive >= settings.quietTime {
+            if time - lastMotion >= settings.quietTime {
                 return finishShake(began: began, at: time)
+            }
+            if hasStroke, time - strokeStart > settings.maxHalfPeriod + Self.strokeGrace {
+                // Still moving, but no longer oscillating: carried, not shaken.
+                return cancel(began: began, at: time, reason: .notAShake, then: .calming)
             }
             return nil
 
         case .refractory(let until):
             if time >= until {
                 mode = .armed
+                resetStrokes()
             }
             return nil
 
         case .calming:
-            if time - lastActive >= settings.calmTime {
+            if time - lastMotion >= settings.calmTime {
                 mode = .armed
+                resetStrokes()
             }
             return nil
         }
@@ -186,64 +210,134 @@ public struct ShakeDetector: Sendable {
         return .cancelled(time: max(lastTime, began), began: began, reason: .interrupted)
     }
 
+    /// The gravity-free acceleration with its downward part limited to what exceeds free fall.
+    ///
+    /// A body falling, jumping or running reads at most zero, so the linear acceleration points down by at most
+    /// one g; only a hand pushing the device down makes it read past zero. Counting only that part keeps the
+    /// flight phase of a jump or a stride from looking like the downward stroke of a shake.
+    @inline(__always)
+    static func limitingFreeFall(_ linear: Vector3, gravity: Vector3, allowance: Double) -> Vector3 {
+        let along = linear.dot(gravity)
+        guard along < 0 else { return linear }
+        let gravityLength = gravity.length
+        guard gravityLength > 0 else { return linear }
+        let down = along / gravityLength  // negative: how far the acceleration points down
+        let beyondFreeFall = min(0, down + gravityLength * allowance)
+        return linear + gravity * ((beyondFreeFall - down) / gravityLength)
+    }
+
     private mutating func startStream(with sample: Sample) {
         isStreaming = true
         lastTime = sample.time
         armedAfter = sample.time + settings.gravityTimeConstant
         gravity = sample.acceleration
-        lastActive = sample.time
+        fastAverage = sample.acceleration
+        lastMotion = sample.time
         mode = .armed
         resetStrokes()
     }
 
     private mutating func resetStrokes() {
         hasStroke = false
+        previousPeakLength = 0
+        resetChain()
+    }
+
+    private mutating func resetChain() {
         chainReversals = 0
+        halves = HalfPeriodStatistics()
+        dutyTime = 0
+        dutyActive = 0
     }
 
     /// Follows the strokes of the hand.
-    /// - Returns: whether this sample reversed the direction of the stroke (started an opposite stroke).
-    private mutating func trackStroke(_ linear: Vector3, _ magnitudeSquared: Double, at time: Double) -> Bool {
-        guard magnitudeSquared > thresholdSquared else {
-            if hasStroke, time - strokeStart > settings.maxHalfPeriod, !isShaking {
+    /// - Returns: nil when this sample did not reverse the stroke; otherwise whether the stroke that just
+    ///   finished makes a good reversal (quick, long enough, with enough impulse, alike its predecessor).
+    private mutating func trackStroke(
+        _ stroke: Vector3, _ strokeSquared: Double, at time: Double, dt: Double
+    ) -> Bool? {
+        if hasStroke {
+            // The impulse of each stroke counts from where the acceleration turned towards it, not from where
+            // it crossed the threshold, so that a fast stroke is credited with its whole half-wave.
+            let along = stroke.dot(strokePeak) / strokePeakLength
+            if along > 0 {
+                strokeImpulse += along * dt
+                opposingImpulse = 0
+            } else {
+                opposingImpulse -= along * dt
+            }
+        }
+        guard strokeSquared > thresholdSquared else {
+            if hasStroke, !isShaking, time - strokeStart > settings.maxHalfPeriod {
                 resetStrokes()
             }
-            return false
+            return nil
         }
+        let length = strokeSquared.squareRoot()
         guard hasStroke else {
-            startStroke(linear, magnitudeSquared, at: time)
-            chainReversals = 0
-            return false
+            resetStrokes()
+            startStroke(stroke, length, at: time)
+            return nil
         }
-        let along = linear.dot(strokePeak)
-        if along < -settings.threshold * strokePeakLength {
-            let quick = time - strokeStart <= settings.maxHalfPeriod
-            chainReversals = quick ? chainReversals + 1 : 0
-            startStroke(linear, magnitudeSquared, at: time)
-            return quick
+        let along = stroke.dot(strokePeak) / strokePeakLength
+        guard along < -settings.threshold else {
+            if along > 0, length > strokePeakLength {
+                strokePeak = stroke
+                strokePeakLength = length
+            }
+            return nil
         }
-        if along > 0, magnitudeSquared > strokePeakLength * strokePeakLength {
-            strokePeak = linear
-            strokePeakLength = magnitudeSquared.squareRoot()
+        // The stroke reversed.
+        let half = time - strokeStart
+        guard half <= settings.maxHalfPeriod else {
+            // Too slow to be part of the same shake: this stroke starts a new chain.
+            resetStrokes()
+            startStroke(stroke, length, at: time)
+            return nil
         }
-        return false
+        var good = half >= Self.minHalfPeriod && strokeImpulse >= settings.minImpulse
+        if previousPeakLength > 0 {
+            good = good && min(strokePeakLength, previousPeakLength)
+                >= settings.symmetry * max(strokePeakLength, previousPeakLength)
+        }
+        previousPeakLength = strokePeakLength
+        chainReversals += 1
+        halves.add(half)
+        startStroke(stroke, length, at: time, impulse: opposingImpulse)
+        return good
     }
 
-    private mutating func startStroke(_ linear: Vector3, _ magnitudeSquared: Double, at time: Double) {
+    private mutating func startStroke(_ stroke: Vector3, _ length: Double, at time: Double, impulse: Double = 0) {
         hasStroke = true
-        strokePeak = linear
-        strokePeakLength = magnitudeSquared.squareRoot()
+        strokePeak = stroke
+        strokePeakLength = length
         strokeStart = time
+        strokeImpulse = impulse
+        opposingImpulse = 0
+    }
+
+    private mutating func cancel(
+        began: Double, at time: Double, reason: ShakeEvent.CancelReason, then next: Mode
+    ) -> ShakeEvent {
+        mode = next
+        resetStrokes()
+        counters.cancelled += 1
+        return .cancelled(time: time, began: began, reason: reason)
     }
 
     private mutating func finishShake(began: Double, at time: Double) -> ShakeEvent {
-        mode = .refractory(until: time + settings.refractory)
-        let reversals = shakeReversals
-        resetStrokes()
-        guard reversals >= settings.reversals else {
-            counters.cancelled += 1
-            return .cancelled(time: time, began: began, reason: .notAShake)
+        // The quiet time that ended the shake is not part of it.
+        let shakingTime = dutyTime - max(0, time - lastMotion)
+        let duty = shakingTime > 0 ? min(1, dutyActive / shakingTime) : 0
+        let valid =
+            goodReversals >= settings.reversals && duty >= settings.minDuty
+            && halves.irregularity <= settings.maxIrregularity
+        let reversals = goodReversals
+        guard valid else {
+            return cancel(began: began, at: time, reason: .notAShake, then: .refractory(until: time + settings.refractory))
         }
+        mode = .refractory(until: time + settings.refractory)
+        resetStrokes()
         counters.ended += 1
         let axis: Axis =
             axisEnergy.x >= axisEnergy.y && axisEnergy.x >= axisEnergy.z ? .x
@@ -251,5 +345,41 @@ public struct ShakeDetector: Sendable {
         return .ended(
             ShakeSummary(
                 time: time, began: began, peak: shakePeakSquared.squareRoot(), axis: axis, reversals: reversals))
+    }
+}
+
+/// The times between reversals of one chain of strokes, for the rhythm test.
+///
+/// The first interval is kept apart: a shake often starts with a slower wind-up stroke. It counts only when
+/// there are too few others to judge by.
+struct HalfPeriodStatistics: Sendable {
+    private var first = 0.0
+    private var count = 0
+    private var sum = 0.0
+    private var sumOfSquares = 0.0
+
+    mutating func add(_ half: Double) {
+        if count == 0 && first == 0 {
+            first = half
+            return
+        }
+        count += 1
+        sum += half
+        sumOfSquares += half * half
+    }
+
+    /// The coefficient of variation (deviation over mean) of the intervals; 0 with fewer than two.
+    var irregularity: Double {
+        var n = Double(count)
+        var total = sum
+        var squares = sumOfSquares
+        if count < 2, first > 0 {
+            n += 1
+            total += first
+            squares += first * first
+        }
+        guard n >= 2, total > 0 else { return 0 }
+        let mean = total / n
+        return (max(0, squares / n - mean * mean)).squareRoot() / mean
     }
 }

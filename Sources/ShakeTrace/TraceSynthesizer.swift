@@ -197,7 +197,7 @@ extension TraceSynthesizer {
                 guard let cycle = cycles.last(where: { $0.start <= local }) else { return (.zero, Self.zAxis, 0) }
                 let phase = 2 * .pi * (local - cycle.start) / cycle.period
                 // Sharper at the turning points than a sine: the hand stops and snaps back.
-                let wave = -(sin(phase) - 0.3 * sin(3 * phase)) / 1.3
+                let wave = -(sin(phase) - 0.15 * sin(3 * phase)) / 1.15
                 let strength = peak * cycle.strength
                 switch options.direction {
                 case .horizontal:
@@ -217,7 +217,7 @@ extension TraceSynthesizer {
                     // acceleration along x, centripetal along -y, and gravity turning with the device.
                     let radius = 0.07
                     let omega = 2 * .pi / cycle.period
-                    let amplitude = min(1.2, strength / (radius * omega * omega))
+                    let amplitude = min(0.7, strength / (radius * omega * omega))
                     let angle = amplitude * sin(phase)
                     let rate = amplitude * omega * cos(phase)
                     let a = Self.xAxis * (-radius * amplitude * omega * omega * sin(phase))

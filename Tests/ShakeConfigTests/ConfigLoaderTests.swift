@@ -48,7 +48,7 @@ struct ConfigLoaderTests {
         ("detector:\n  threshold: 1000\n", "test.yaml:2: detector.threshold: 1000.0 is out of range; allowed: 2.0...200.0"),
         ("detector:\n  reversals: 2.5\n", "test.yaml:2: detector.reversals: expected a whole number"),
         ("detector:\n  sensitivity: extreme\n", "detector.sensitivity: 'extreme' is not a sensitivity; allowed: light, medium, hard"),
-        ("detector:\n  reversals: 2\n  began_reversals: 3\n", "detector.began_reversals: must not exceed reversals (2)"),
+        ("detector:\n  too_long: 1\n  quiet_time: 2\n", "detector.quiet_time: must be shorter than too_long (1.0)"),
         ("detector:\n  threshold: 12\n  threshold: 13\n", "detector.threshold: appears twice"),
         ("detector: 12\n", "detector: expected a mapping"),
         ("- a\n- b\n", "expected a mapping"),

@@ -1,0 +1,24 @@
+// swift-tools-version: 6.1
+// Benchmarks for shaked, run with `make bench` (or `swift package benchmark` in this folder). Release builds only.
+import PackageDescription
+
+let package = Package(
+    name: "ShakedBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "shaked", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "DetectorThroughput",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "ShakeDetection", package: "shaked"),
+                .product(name: "ShakeTrace", package: "shaked"),
+            ],
+            path: "Benchmarks/DetectorThroughput",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)

@@ -1,0 +1,126 @@
+import ArgumentParser
+import Foundation
+import ShakeConfig
+import ShakeDetection
+import ShakeEvaluation
+import ShakeTrace
+import Synchronization
+
+struct EvalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval",
+        abstract: "Score the detector on a labelled corpus of recordings.",
+        discussion: """
+            DIR holds manifest.csv (file,dataset,kind,activity,label_start,label_end,rate; kinds shake, \
+            gesture, adl, fall) and the traces it names. Each recording runs through a fresh detector. \
+            Reported: shake recall (an 'ended' within [label_start - 0.25 s, label_end + 1.5 s]), extra events \
+            on shake clips, the share of other gestures that fire, false shakes and 'began' events per hour of \
+            daily living (by dataset and by activity, worst first), the share of falls that fire, and latency \
+            ('began' after the labelled start, 'ended' after the labelled end: median and 90th percentile).
+
+            Exit status: 0 after a report; 1 when the manifest or a trace cannot be read; 64 for bad options.
+            """
+    )
+
+    @Argument(help: "The corpus folder (with manifest.csv).")
+    var directory: String
+
+    @Option(help: "Sensitivity preset: light, medium (default) or hard.")
+    var sensitivity: DetectorSettings.Sensitivity?
+
+    @Option(help: "Configuration file whose 'detector' section adjusts the settings.")
+    var config: String?
+
+    @Option(help: "Resample every recording to this rate (Hz) first, to test other sensors' rates.")
+    var resample: Double?
+
+    @Flag(help: "Print one JSON object instead of a table.")
+    var json = false
+
+    func run() throws {
+        let section: ShakedConfiguration.DetectorSection
+        do {
+            section = try config.map { try ConfigLoader.load(path: $0).detector } ?? .init()
+            try section.settings(sensitivity: sensitivity).validate()
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode(64)
+        }
+        let settings = section.settings(sensitivity: sensitivity)
+        if let resample, !(resample >= 1 && resample <= 10_000) {
+            StandardStreams.printError("--resample must be between 1 and 10000 Hz")
+            throw ExitCode(64)
+        }
+        let corpus: Corpus
+        do {
+            corpus = try Corpus.load(directory: directory)
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode.failure
+        }
+
+        let progress = Progress(total: corpus.recordings.count)
+        let results = Mutex<[Int: Result<Evaluation.Outcome, TraceError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: corpus.recordings.count) { index in
+            let recording = corpus.recordings[index]
+            let result = Result<Evaluation.Outcome, TraceError> { () throws(TraceError) in
+                var samples = try TraceFile.read(path: corpus.path(of: recording))
+                if let resample { samples = TraceResampler.resample(samples, to: resample) }
+                var detector = ShakeDetector(settings: settings)
+                var events = samples.compactMap { detector.process($0) }
+                if let last = detector.interrupt() { events.append(last) }
+                let duration = (samples.last?.time ?? 0) - (samples.first?.time ?? 0)
+                return Evaluation.Outcome(recording: recording, events: events, duration: duration)
+            }
+            let done = results.withLock {
+                $0[index] = result
+                return $0.count
+            }
+            progress.update(done)
+        }
+        progress.finish()
+
+        var outcomes: [Evaluation.Outcome] = []
+        let all = results.withLock { $0 }
+        for index in corpus.recordings.indices {
+            switch all[index] {
+            case .success(let outcome): outcomes.append(outcome)
+            case .failure(let error):
+                StandardStreams.printError("\(error)")
+                throw ExitCode.failure
+            case nil: break
+            }
+        }
+        let evaluation = Evaluation(outcomes: outcomes)
+        let name = (sensitivity ?? section.sensitivity).rawValue + (config == nil ? "" : " + \(config!)")
+        if json {
+            print(evaluation.json(sensitivity: name, corpus: directory))
+        } else {
+            let rate = resample.map { ", resampled to \(JSONObjectWriter.format($0, decimals: 1)) Hz" } ?? ""
+            print(evaluation.report(title: "\(directory): \(corpus.recordings.count) recordings, sensitivity \(name)\(rate)"))
+        }
+    }
+}
+
+/// A progress bar on standard error, drawn only when it is a terminal.
+final class Progress: Sendable {
+    let total: Int
+    let isTerminal = isatty(STDERR_FILENO) != 0
+
+    init(total: Int) {
+        self.total = total
+    }
+
+    func update(_ done: Int) {
+        guard isTerminal, total > 0, done % 8 == 0 || done == total else { return }
+        let width = 40
+        let filled = width * done / total
+        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total)".utf8))
+    }
+
+    func finish() {
+        guard isTerminal else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
