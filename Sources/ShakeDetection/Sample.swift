@@ -17,6 +17,17 @@ public struct Sample: Sendable, Hashable {
         self.init(time: time, acceleration: Vector3(x: x, y: y, z: z))
     }
 
+    /// The largest acceleration, in m/s² on any axis, that a sample may carry: about 1,000 g, beyond the range of
+    /// any accelerometer a device would shake.
+    public static let plausibleLimit = 10_000.0
+
+    /// Whether the detector can use the sample: finite time, and finite components within ``plausibleLimit``.
+    @inlinable
+    public var isUsable: Bool {
+        time.isFinite && abs(acceleration.x) <= Self.plausibleLimit && abs(acceleration.y) <= Self.plausibleLimit
+            && abs(acceleration.z) <= Self.plausibleLimit
+    }
+
     /// Whether the time and all three components are finite numbers.
     @inlinable
     public var isFinite: Bool {

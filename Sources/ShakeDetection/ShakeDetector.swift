@@ -13,8 +13,9 @@ public struct ShakeDetector: Sendable {
     public struct Counters: Sendable, Hashable {
         /// Samples accepted.
         public var samples = 0
-        /// Samples dropped because a component or the time was not a finite number.
-        public var nonFinite = 0
+        /// Samples dropped because the time or a component was not a finite number, or a component was beyond
+        /// ``Sample/plausibleLimit`` (no accelerometer reads that; it is corrupt data).
+        public var invalid = 0
         /// Times the stream broke: time went backwards or jumped forward by more than `maxGap`.
         public var discontinuities = 0
         public var began = 0
@@ -113,8 +114,8 @@ public struct ShakeDetector: Sendable {
     /// Feeds one sample.
     /// - Returns: the event this sample decided, if any. At most one event comes from one sample.
     public mutating func process(_ sample: Sample) -> ShakeEvent? {
-        guard sample.isFinite else {
-            counters.nonFinite += 1
+        guard sample.isUsable else {
+            counters.invalid += 1
             return nil
         }
         counters.samples += 1

@@ -58,8 +58,8 @@ struct DetectCommand: ParsableCommand {
                 if let event = detector.interrupt() { emit(event) }
                 print(output, terminator: "")
                 let counters = detector.counters
-                if counters.nonFinite > 0 {
-                    StandardStreams.printError("\(file): note: dropped \(counters.nonFinite) non-finite samples")
+                if counters.invalid > 0 {
+                    StandardStreams.printError("\(file): note: dropped \(counters.invalid) invalid samples (not a number, or beyond ±10,000 m/s²)")
                 }
                 if counters.discontinuities > 0 {
                     StandardStreams.printError(

@@ -63,9 +63,9 @@ struct FixtureReplayTests {
         let samples = try Fixtures.samples("nan-samples.csv")
         var detector = ShakeDetector()
         for sample in samples { _ = detector.process(sample) }
-        #expect(detector.counters.nonFinite == samples.filter { !$0.isFinite }.count)
-        #expect(detector.counters.nonFinite > 10)
-        #expect(detector.counters.samples == samples.count - detector.counters.nonFinite)
+        #expect(detector.counters.invalid == samples.filter { !$0.isUsable }.count)
+        #expect(detector.counters.invalid > 10)
+        #expect(detector.counters.samples == samples.count - detector.counters.invalid)
     }
 
     @Test(arguments: ["gap-mid-shake.csv", "backwards-mid-shake.csv"])

@@ -100,6 +100,21 @@ struct StateMachineTests {
         #expect(!outline(events).contains("cancelled(too_long)"))
     }
 
+    @Test func implausibleSamplesAreDroppedLikeNaN() {
+        var samples = synthesize { $0.duration = 1.5 }
+        for index in stride(from: 210, to: 330, by: 9) {
+            samples[index].acceleration.y = index % 2 == 0 ? 1e300 : -2e4
+        }
+        samples[5].time = .infinity
+        var detector = ShakeDetector()
+        let events = samples.compactMap { detector.process($0) }
+        #expect(outline(events) == ["began", "ended"])
+        #expect(detector.counters.invalid == 15)
+        if case .ended(let summary) = events.last {
+            #expect(summary.peak < 100)
+        }
+    }
+
     @Test func duplicateTimestampsAreAccepted() {
         let samples = synthesize { $0.rate = 100 }.flatMap { [$0, $0] }
         #expect(outline(detect(samples)) == ["began", "ended"])

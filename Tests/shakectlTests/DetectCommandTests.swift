@@ -57,9 +57,13 @@ struct DetectCommandTests {
         #expect(light.stdout.contains(#""phase":"ended""#))
         let hard = try Command.run("shakectl", ["detect", "--sensitivity", "hard", path])
         #expect(!hard.stdout.contains(#""phase":"ended""#))
-        let config = try temporaryFile("low.yaml", "detector:\n  sensitivity: hard\n  threshold: 6\n  reversals: 3\n")
-        let configured = try Command.run("shakectl", ["detect", "--config", config, path])
+        let lightFile = try temporaryFile("light.yaml", "detector:\n  sensitivity: light\n")
+        let configured = try Command.run("shakectl", ["detect", "--config", lightFile, path])
         #expect(configured.stdout.contains(#""phase":"ended""#))
+        // An explicit parameter in the file overrides its preset.
+        let strict = try temporaryFile("strict.yaml", "detector:\n  sensitivity: light\n  threshold: 40\n")
+        let overridden = try Command.run("shakectl", ["detect", "--config", strict, path])
+        #expect(overridden.status == 0 && !overridden.stdout.contains(#""phase":"ended""#))
     }
 
     @Test func aBadConfigIsAUsageError() throws {
@@ -73,7 +77,7 @@ struct DetectCommandTests {
     @Test func droppedSamplesAreMentioned() throws {
         let result = try Command.run("shakectl", ["detect", Fixtures.path("nan-samples.csv")])
         #expect(result.status == 0)
-        #expect(result.stderr.contains("non-finite samples"))
+        #expect(result.stderr.contains("dropped 17 invalid samples"))
     }
 }
 
@@ -109,5 +113,51 @@ struct SynthCommandTests {
         {
             #expect(result.stdout.contains(word), "help lacks \(word)")
         }
+    }
+}
+
+struct EvalCommandTests {
+    /// A small corpus made with synth: two shakes, a walk, a fling (as a gesture) and a drop (as a fall).
+    func makeCorpus() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("eval-corpus-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let traces: [(String, [String], String)] = [
+            ("s1.csv", ["--seed", "1"], "s1.csv,synth,shake,shake,2.0,3.5,100"),
+            ("s2.csv", ["--seed", "2", "--direction", "rotate", "--rate", "50"], "s2.csv,synth,shake,shake,2.0,3.5,50"),
+            ("walk.csv", ["--motion", "none", "--background", "walking", "--before", "60"], "walk.csv,synth,adl,walk,,,100"),
+            ("fling.csv", ["--motion", "fling"], "fling.csv,synth,gesture,fling,2.0,2.4,100"),
+            ("drop.csv", ["--motion", "drop", "--background", "still"], "drop.csv,synth,fall,drop,,,100"),
+        ]
+        var manifest = "file,dataset,kind,activity,label_start,label_end,rate\n"
+        for (name, options, row) in traces {
+            let path = directory.appendingPathComponent(name).path
+            let result = try Command.run("shakectl", ["synth", "--out", path] + options)
+            #expect(result.status == 0)
+            manifest += row + "\n"
+        }
+        try manifest.write(to: directory.appendingPathComponent("manifest.csv"), atomically: true, encoding: .utf8)
+        return directory.path
+    }
+
+    @Test func scoresACorpusAsATableAndAsJSON() throws {
+        let corpus = try makeCorpus()
+        let table = try Command.run("shakectl", ["eval", corpus])
+        #expect(table.status == 0)
+        #expect(table.stdout.contains("shake recall            100.0% (2/2)"))
+        #expect(table.stdout.contains("gestures firing         0.0% (0/1)"))
+        #expect(table.stdout.contains("falls firing            0.0% (0/1)"))
+        let json = try Command.run("shakectl", ["eval", "--json", "--sensitivity", "hard", corpus])
+        let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["sensitivity"] as? String == "hard")
+        #expect(object["shakes"] as? Int == 2)
+        #expect(object["false_shakes"] as? Int == 0)
+        let resampled = try Command.run("shakectl", ["eval", "--resample", "25", corpus])
+        #expect(resampled.stdout.contains("resampled to 25 Hz"))
+    }
+
+    @Test func aMissingCorpusIsAnError() throws {
+        let result = try Command.run("shakectl", ["eval", "/nonexistent"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("/nonexistent/manifest.csv: no such file"))
     }
 }

@@ -1,0 +1,88 @@
+import ShakeDetection
+@testable import ShakeEvaluation
+import ShakeTrace
+import Testing
+
+/// Scoring rules, on outcomes built by hand, and a whole corpus written to disk and read back.
+struct EvaluationTests {
+    func shake(_ file: String, start: Double = 2, end: Double = 3) -> Corpus.Recording {
+        Corpus.Recording(file: file, dataset: "test", kind: .shake, activity: "shake", labelStart: start, labelEnd: end)
+    }
+
+    func ended(began: Double, at time: Double) -> [ShakeEvent] {
+        [.began(time: began), .ended(ShakeSummary(time: time, began: began, peak: 30, axis: .x, reversals: 4))]
+    }
+
+    @Test func aShakeCountsOnlyWithinItsWindow() {
+        let outcomes = [
+            Evaluation.Outcome(recording: shake("hit"), events: ended(began: 2.2, at: 3.3), duration: 5),
+            Evaluation.Outcome(recording: shake("late"), events: ended(began: 4.4, at: 4.6), duration: 5),
+            Evaluation.Outcome(recording: shake("early"), events: ended(began: 1.0, at: 1.7), duration: 5),
+            Evaluation.Outcome(
+                recording: shake("twice"), events: ended(began: 2.1, at: 3.1) + ended(began: 3.9, at: 4.4),
+                duration: 5),
+        ]
+        let evaluation = Evaluation(outcomes: outcomes)
+        #expect(evaluation.shakes == 4)
+        #expect(evaluation.shakesCaught == 2)
+        #expect(evaluation.missedShakes == ["late", "early"])
+        // The late and early misses each carry one ended; "twice" has one beyond its match.
+        #expect(evaluation.extraEventsOnShakes == 3)
+        #expect(abs((evaluation.beganLatency?.median ?? 0) - 0.15) < 1e-9)
+        #expect(abs((evaluation.endedLatency?.median ?? 0) - 0.2) < 1e-9)
+    }
+
+    @Test func dailyLivingGesturesAndFallsAreRated() {
+        func recording(_ kind: Corpus.Kind, _ activity: String, _ dataset: String = "d") -> Corpus.Recording {
+            Corpus.Recording(file: "\(activity).csv", dataset: dataset, kind: kind, activity: activity)
+        }
+        let outcomes = [
+            Evaluation.Outcome(recording: recording(.adl, "walk"), events: [], duration: 1800),
+            Evaluation.Outcome(recording: recording(.adl, "jog"), events: ended(began: 5, at: 6), duration: 1800),
+            Evaluation.Outcome(
+                recording: recording(.adl, "jog", "e"),
+                events: [.began(time: 1), .cancelled(time: 2, began: 1, reason: .notAShake)], duration: 3600),
+            Evaluation.Outcome(recording: recording(.gesture, "circle"), events: ended(began: 1, at: 2), duration: 5),
+            Evaluation.Outcome(recording: recording(.gesture, "circle"), events: [], duration: 5),
+            Evaluation.Outcome(recording: recording(.gesture, "move"), events: [], duration: 5),
+            Evaluation.Outcome(recording: recording(.fall, "slip"), events: [], duration: 15),
+        ]
+        let evaluation = Evaluation(outcomes: outcomes)
+        #expect(evaluation.adlHours == 2)
+        #expect(evaluation.falseShakes == 1)
+        #expect(evaluation.falseShakesPerHour == 0.5)
+        #expect(evaluation.beganPerHour == 1)
+        #expect(evaluation.byActivity.map(\.name) == ["jog", "walk"])
+        #expect(evaluation.byActivity.first?.perHour == 1 / 1.5)
+        #expect(evaluation.byDataset.map(\.name) == ["d", "e"])
+        #expect(evaluation.gestures == 3)
+        #expect(evaluation.gesturesFired == 1)
+        #expect(evaluation.gesturesFiring.first?.name == "circle")
+        #expect(evaluation.falls == 1 && evaluation.fallsFiring == 0)
+        #expect(evaluation.json(sensitivity: "medium", corpus: "c").contains(#""false_shakes_per_hour":0.5"#))
+        #expect(evaluation.report(title: "t").contains("false shakes per hour   0.50 (1 in 2.00 h"))
+    }
+
+    @Test func percentilesInterpolate() {
+        #expect(Evaluation.percentile([1, 2, 3, 4], 0.5) == 2.5)
+        #expect(Evaluation.percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], 0.9) == 10)
+        #expect(Evaluation.percentile([7], 0.9) == 7)
+    }
+
+    @Test func manifestsAreCheckedLineByLine() {
+        let header = Corpus.columns.joined(separator: ",")
+        #expect(throws: TraceError(file: "m", line: 2, message: "unknown kind 'dance'; kinds: shake, gesture, adl, fall")) {
+            try Corpus.parseManifest("\(header)\na.csv,d,dance,x,,,100\n", source: "m")
+        }
+        #expect(throws: TraceError(file: "m", line: 2, message: "a shake needs label_start and label_end")) {
+            try Corpus.parseManifest("\(header)\na.csv,d,shake,x,,,100\n", source: "m")
+        }
+        #expect(throws: TraceError(file: "m", line: 3, message: "expected 7 fields, found 3")) {
+            try Corpus.parseManifest("\(header)\r\na.csv,d,adl,x,,,\r\nb,c,d\r\n", source: "m")
+        }
+        let recordings = try? Corpus.parseManifest("\(header)\r\nw/a.csv,d,shake,s,2.0,2.5,100\r\n", source: "m")
+        #expect(recordings == [
+            Corpus.Recording(file: "w/a.csv", dataset: "d", kind: .shake, activity: "s", labelStart: 2, labelEnd: 2.5, rate: 100)
+        ])
+    }
+}
