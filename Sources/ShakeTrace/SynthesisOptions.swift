@@ -17,6 +17,9 @@ public struct SynthesisOptions: Sendable, Hashable {
         case turnOver = "turn-over"
         /// Slowly tilting the device and back.
         case tilt
+        /// Three jumps on the spot with the device in a pocket: push-off, flight (the reading drops to zero),
+        /// a hard landing.
+        case jump
         /// Nothing but the background.
         case none
     }
@@ -52,6 +55,10 @@ public struct SynthesisOptions: Sendable, Hashable {
         case hand
         /// Carried in a hand by a walking person.
         case walking
+        /// In the pocket of a jogger: a flight phase every stride and heel strikes of two g and more.
+        case jogging
+        /// Carried down stairs: a sharp heel strike on every step, ringing through the body.
+        case stairs
     }
 
     /// Which way gravity points, as the device is held.
@@ -133,6 +140,7 @@ public struct SynthesisOptions: Sendable, Hashable {
         case .drop: 0.6
         case .turnOver: 2.0
         case .tilt: 2.5
+        case .jump: 2.4
         case .none: 0
         }
     }

@@ -171,6 +171,35 @@ extension TraceSynthesizer {
                 linear = linear + up * (4.0 * strike) + forward * (1.2 * sin(phase + p[1]))
                     + side * (0.8 * sin(phase / 2 + p[2]))
                 upNow = Self.rotate(upNow, about: forward, by: 0.06 * sin(phase / 2 + p[3]))
+            case .jogging:
+                // About 2.7 strides a second: 30% of each in flight (the reading falls to zero), then a stance
+                // whose push averages out the flight, with a heel strike ringing at its start.
+                let period = 1 / (stepFrequency * 1.4)
+                let local = (t + p[0]).truncatingRemainder(dividingBy: period) / period
+                let g = TraceSynthesizer.gravity
+                var vertical = -g
+                if local >= 0.3 {
+                    let stance = (local - 0.3) / 0.7
+                    vertical = g * .pi / (2 * 0.7) * sin(.pi * stance) - g
+                    let strike = (local - 0.3) * period
+                    vertical += 1.5 * g * exp(-strike / 0.015) * cos(2 * .pi * 18 * strike)
+                }
+                let phase = 2 * .pi * local
+                linear = linear + up * vertical + forward * (0.5 * g * sin(phase + p[1]))
+                    + side * (0.3 * g * sin(phase / 2 + p[2]))
+                upNow = Self.rotate(upNow, about: forward, by: 0.15 * sin(phase / 2 + p[3]))
+                upNow = Self.rotate(upNow, about: side, by: 0.1 * sin(phase + p[4]))
+            case .stairs:
+                // About 1.8 steps a second down stairs: a heel strike of about 1.5 g ringing at 15 Hz, and
+                // the body's gentler rise and fall.
+                let period = 1 / (stepFrequency * 0.95)
+                let since = (t + p[0]).truncatingRemainder(dividingBy: period)
+                let g = TraceSynthesizer.gravity
+                let strike = 1.5 * g * exp(-since / 0.03) * cos(2 * .pi * 15 * since)
+                let phase = 2 * .pi * since / period
+                linear = linear + up * (strike + 0.25 * g * sin(phase + p[1])) + forward * (0.3 * g * sin(phase + p[2]))
+                    + side * (0.15 * g * sin(phase / 2 + p[3]))
+                upNow = Self.rotate(upNow, about: forward, by: 0.08 * sin(phase / 2 + p[4]))
             }
 
             for (index, start) in starts.enumerated() where t >= start {
@@ -256,6 +285,20 @@ extension TraceSynthesizer {
                 return (.zero, Self.yAxis, .pi * smooth)
             case .tilt:
                 return (.zero, Self.xAxis, 0.8 * sin(.pi * local / 2.5))
+            case .jump:
+                // Three jumps of 0.8 s: crouch, push-off, flight (reading zero), landing.
+                let g = TraceSynthesizer.gravity
+                let within = local.truncatingRemainder(dividingBy: 0.8)
+                let vertical: Double
+                switch within {
+                case ..<0.15: vertical = -0.3 * g * sin(.pi * within / 0.15)
+                case ..<0.35: vertical = 1.6 * g * sin(.pi * (within - 0.15) / 0.2)
+                case ..<0.65: vertical = -g
+                default:
+                    let landing = within - 0.65
+                    vertical = 2.5 * g * exp(-landing / 0.03) * cos(2 * .pi * 12 * landing) + 0.4 * g
+                }
+                return (up * vertical, Self.xAxis, 0.1 * sin(2 * .pi * within / 0.8))
             }
         }
     }
