@@ -48,6 +48,16 @@ public struct ShakeDetector: Sendable {
 
     public private(set) var settings: DetectorSettings
     public private(set) var counters = Counters()
+    /// What the detector made of the last sample it accepted, for plots and diagnostics.
+    public private(set) var lastObservation = Observation()
+
+    /// The detector's view of one sample.
+    public struct Observation: Sendable, Hashable {
+        /// The acceleration with the gravity estimate removed, m/s².
+        public var linear = Vector3.zero
+        /// What counts towards strokes: `linear`, with its downward part limited to what exceeds free fall.
+        public var stroke = Vector3.zero
+    }
 
     // Derived from the settings.
     private var thresholdSquared = 0.0
@@ -142,6 +152,7 @@ public struct ShakeDetector: Sendable {
         let linear = acceleration - gravity
         let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
         let strokeSquared = stroke.lengthSquared
+        lastObservation = Observation(linear: linear, stroke: stroke)
         if hasStroke || isShaking {
             dutyTime += dt
             if strokeSquared > dutySquared { dutyActive += dt }

@@ -1,5 +1,6 @@
 import ShakeDetection
 @testable import ShakeEvaluation
+import ShakeTestSupport
 import ShakeTrace
 import Testing
 
@@ -84,5 +85,35 @@ struct EvaluationTests {
         #expect(recordings == [
             Corpus.Recording(file: "w/a.csv", dataset: "d", kind: .shake, activity: "s", labelStart: 2, labelEnd: 2.5, rate: 100)
         ])
+    }
+}
+
+/// The plot: what it draws, checked in the SVG text.
+struct TracePlotTests {
+    @Test func marksEventsThresholdsAndTheLabel() {
+        let samples = synthesize { $0.repeatCount = 2 }
+        let plot = TracePlot(title: "two shakes", settings: DetectorSettings(), label: (2.0, 3.5))
+        let run = plot.run(samples)
+        #expect(outline(run.events) == ["began", "ended", "began", "ended"])
+        #expect(run.times.count == samples.count)
+        #expect(run.linear.count == run.stroke.count)
+        let svg = plot.svg(samples)
+        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        #expect(svg.hasSuffix("</svg>\n"))
+        #expect(svg.components(separatedBy: ">began</text>").count == 3)
+        #expect(svg.components(separatedBy: ">ended</text>").count == 3)
+        #expect(svg.contains("fill=\"#fff3b0\""))  // the labelled interval
+        #expect(svg.components(separatedBy: "fill=\"#cfe3ff\"").count == 5)  // two shakes, two panels
+        #expect(svg.contains("stroke-dasharray=\"6,4\""))  // the threshold
+        #expect(svg.contains("2 ended · 0 cancelled · labelled 2–3.5 s"))
+        // Five polylines: magnitude, stroke, x, y, z, each thinned to about two points per pixel column.
+        let polylines = svg.components(separatedBy: "<polyline").count - 1
+        #expect(polylines == 5)
+    }
+
+    @Test func escapesTextAndSurvivesAnEmptyTrace() {
+        let svg = TracePlot(title: "a<b & c>", settings: DetectorSettings()).svg([])
+        #expect(svg.contains("a&lt;b &amp; c&gt;"))
+        #expect(!svg.contains("<polyline"))
     }
 }

@@ -161,3 +161,29 @@ struct EvalCommandTests {
         #expect(result.stderr.contains("/nonexistent/manifest.csv: no such file"))
     }
 }
+
+struct PlotCommandTests {
+    @Test func writesAnSVGAndRefusesOtherFormats() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plot-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let out = directory.appendingPathComponent("shake.svg").path
+        let result = try Command.run(
+            "shakectl", ["plot", Fixtures.path("shake-rotate-100hz.csv"), "--label", "1.5:2.7", "--out", out])
+        #expect(result.status == 0)
+        let svg = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(svg.contains(">ended</text>"))
+        let bad = try Command.run("shakectl", ["plot", Fixtures.path("tap.csv"), "--out", "x.jpg"])
+        #expect(bad.status == 64 && bad.stderr.contains("--out must end in .svg or .png"))
+        let badLabel = try Command.run("shakectl", ["plot", Fixtures.path("tap.csv"), "--label", "3:1"])
+        #expect(badLabel.status == 64 && badLabel.stderr.contains("--label takes START:END"))
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rsvg-convert")))
+    func writesAPNG() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("plot-\(getpid()).png").path
+        let result = try Command.run("shakectl", ["plot", Fixtures.path("fling.csv"), "--out", out])
+        #expect(result.status == 0)
+        let data = try #require(FileManager.default.contents(atPath: out))
+        #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+    }
+}

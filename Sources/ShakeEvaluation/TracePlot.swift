@@ -1,0 +1,252 @@
+import Foundation
+public import ShakeDetection
+
+/// Draws a trace as the detector saw it, as an SVG picture: what a person tuning a sensitivity wants to see.
+///
+/// The upper panel shows the gravity-free magnitude (grey) and the part that counts towards strokes (blue,
+/// with its downward part limited to what exceeds free fall), against the threshold (red, dashed) and half of
+/// it (the duty level, dotted). The lower panel shows the three gravity-free axes. Shakes that ended are shaded
+/// blue from `began` to `ended`; `began` is a green line, `ended` blue, `cancelled` orange with its reason. A
+/// labelled interval, when given, is shaded yellow behind everything.
+public struct TracePlot: Sendable {
+    public var title: String
+    public var settings: DetectorSettings
+    /// A labelled interval to shade (the ground truth), in the trace's seconds.
+    public var label: (start: Double, end: Double)?
+    public var width = 1200.0
+    public var height = 640.0
+
+    public init(title: String, settings: DetectorSettings, label: (start: Double, end: Double)? = nil) {
+        self.title = title
+        self.settings = settings
+        self.label = label
+    }
+
+    /// What the detector saw and decided.
+    public struct Run: Sendable {
+        public var times: [Double] = []
+        public var linear: [Vector3] = []
+        public var stroke: [Double] = []
+        public var events: [ShakeEvent] = []
+    }
+
+    /// Runs the detector over samples, keeping what it saw.
+    public func run(_ samples: [Sample]) -> Run {
+        var detector = ShakeDetector(settings: settings)
+        var run = Run()
+        for sample in samples {
+            let event = detector.process(sample)
+            if sample.isUsable {
+                run.times.append(sample.time)
+                run.linear.append(detector.lastObservation.linear)
+                run.stroke.append(detector.lastObservation.stroke.length)
+            }
+            if let event { run.events.append(event) }
+        }
+        if let event = detector.interrupt() { run.events.append(event) }
+        return run
+    }
+
+    /// The picture, as SVG text.
+    public func svg(_ samples: [Sample]) -> String {
+        let run = run(samples)
+        var canvas = SVGCanvas(width: width, height: height)
+        let left = 70.0
+        let right = width - 20
+        let top = 60.0
+        let upperHeight = (height - top - 70) * 0.62
+        let lowerTop = top + upperHeight + 30
+        let lowerHeight = height - lowerTop - 40
+        let start = run.times.first ?? 0
+        let end = max(run.times.last ?? 1, start + 1e-3)
+        let x = { (time: Double) in left + (time - start) / (end - start) * (right - left) }
+
+        let magnitudes = run.linear.map(\.length)
+        let upperMax = Self.niceCeiling(max(settings.threshold * 1.5, magnitudes.max() ?? 0))
+        let axisMax = Self.niceCeiling(max(settings.threshold, run.linear.map { max(abs($0.x), abs($0.y), abs($0.z)) }.max() ?? 0))
+        let yUpper = { (value: Double) in top + upperHeight - value / upperMax * upperHeight }
+        let yLower = { (value: Double) in lowerTop + lowerHeight / 2 - value / axisMax * lowerHeight / 2 }
+
+        canvas.text(title, x: left, y: 24, size: 16, weight: "bold")
+        canvas.text(summary(run.events), x: left, y: 44, size: 12, color: "#444")
+
+        // Shading: the label, then the shakes that ended.
+        for (panelTop, panelHeight) in [(top, upperHeight), (lowerTop, lowerHeight)] {
+            if let label {
+                canvas.rect(x: x(label.start), y: panelTop, width: x(label.end) - x(label.start), height: panelHeight, fill: "#fff3b0")
+            }
+            for case .ended(let summary) in run.events {
+                canvas.rect(x: x(summary.began), y: panelTop, width: x(summary.time) - x(summary.began), height: panelHeight, fill: "#cfe3ff")
+            }
+        }
+
+        // Axes, grid and ticks.
+        let timeStep = Self.niceStep((end - start) / 12)
+        var tick = (start / timeStep).rounded(.up) * timeStep
+        while tick <= end {
+            canvas.line(x1: x(tick), y1: top, x2: x(tick), y2: top + upperHeight, color: "#e4e4e4")
+            canvas.line(x1: x(tick), y1: lowerTop, x2: x(tick), y2: lowerTop + lowerHeight, color: "#e4e4e4")
+            canvas.text(Self.format(tick), x: x(tick), y: lowerTop + lowerHeight + 16, size: 11, anchor: "middle")
+            tick += timeStep
+        }
+        canvas.text("time (s)", x: (left + right) / 2, y: height - 8, size: 12, anchor: "middle")
+        let upperStep = Self.niceStep(upperMax / 5)
+        for value in stride(from: 0, through: upperMax, by: upperStep) {
+            canvas.line(x1: left, y1: yUpper(value), x2: right, y2: yUpper(value), color: "#eeeeee")
+            canvas.text(Self.format(value), x: left - 6, y: yUpper(value) + 4, size: 11, anchor: "end")
+        }
+        for value in [-axisMax, -axisMax / 2, 0, axisMax / 2, axisMax] {
+            canvas.line(x1: left, y1: yLower(value), x2: right, y2: yLower(value), color: value == 0 ? "#bbbbbb" : "#eeeeee")
+            canvas.text(Self.format(value), x: left - 6, y: yLower(value) + 4, size: 11, anchor: "end")
+        }
+        canvas.text("gravity-free |a| (m/s²)", x: 16, y: top + upperHeight / 2, size: 12, anchor: "middle", rotate: true)
+        canvas.text("axes (m/s²)", x: 16, y: lowerTop + lowerHeight / 2, size: 12, anchor: "middle", rotate: true)
+        canvas.rect(x: left, y: top, width: right - left, height: upperHeight, fill: "none", stroke: "#888")
+        canvas.rect(x: left, y: lowerTop, width: right - left, height: lowerHeight, fill: "none", stroke: "#888")
+
+        // Threshold lines.
+        canvas.line(x1: left, y1: yUpper(settings.threshold), x2: right, y2: yUpper(settings.threshold), color: "#d62728", dash: "6,4")
+        canvas.line(x1: left, y1: yUpper(settings.threshold / 2), x2: right, y2: yUpper(settings.threshold / 2), color: "#d62728", dash: "2,3")
+
+        // Signals.
+        canvas.polyline(zip(run.times, magnitudes).map { (x($0), yUpper($1)) }, color: "#9a9a9a", width: 1)
+        canvas.polyline(zip(run.times, run.stroke).map { (x($0), yUpper($1)) }, color: "#1f4e9e", width: 1.3)
+        for (component, color) in [(\Vector3.x, "#d62728"), (\Vector3.y, "#2ca02c"), (\Vector3.z, "#1f77b4")] {
+            canvas.polyline(zip(run.times, run.linear).map { (x($0), yLower($1[keyPath: component])) }, color: color, width: 1)
+        }
+
+        // Events; labels of neighbouring events are staggered so they do not overlap.
+        var lastLabelEnd = -Double.infinity
+        var row = 0.0
+        for event in run.events {
+            let position = x(event.time)
+            let labelWidth = event.phase == .cancelled ? 150.0 : 40
+            row = position < lastLabelEnd ? row + 14 : 0
+            lastLabelEnd = position + labelWidth
+            switch event {
+            case .began:
+                canvas.line(x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#2ca02c", width: 1.5)
+                canvas.text("began", x: position + 3, y: top + 12 + row, size: 11, color: "#2ca02c")
+            case .ended:
+                canvas.line(x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#1f4e9e", width: 1.5)
+                canvas.text("ended", x: position + 3, y: top + 12 + row, size: 11, color: "#1f4e9e")
+            case .cancelled(_, _, let reason):
+                canvas.line(x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#ff7f0e", width: 1.5)
+                canvas.text("cancelled (\(reason.rawValue))", x: position + 3, y: top + 12 + row, size: 11, color: "#ff7f0e")
+            }
+        }
+
+        // Legend.
+        let legend: [(String, String)] = [
+            ("|a − g|", "#9a9a9a"), ("stroke", "#1f4e9e"), ("threshold", "#d62728"), ("x", "#d62728"), ("y", "#2ca02c"),
+            ("z", "#1f77b4"),
+        ]
+        var legendX = right - legend.reduce(0) { $0 + 32 + 7 * Double($1.0.count) }
+        for (name, color) in legend {
+            canvas.line(x1: legendX, y1: 40, x2: legendX + 18, y2: 40, color: color, width: 2)
+            canvas.text(name, x: legendX + 22, y: 44, size: 11)
+            legendX += 32 + 7 * Double(name.count)
+        }
+        return canvas.result
+    }
+
+    func summary(_ events: [ShakeEvent]) -> String {
+        let ended = events.filter { $0.phase == .ended }.count
+        let cancelled = events.filter { $0.phase == .cancelled }.count
+        var parts = ["threshold \(Self.format(settings.threshold)) m/s²", "\(ended) ended", "\(cancelled) cancelled"]
+        if let label { parts.append("labelled \(Self.format(label.start))–\(Self.format(label.end)) s") }
+        return parts.joined(separator: " · ")
+    }
+
+    static func niceStep(_ rough: Double) -> Double {
+        guard rough > 0, rough.isFinite else { return 1 }
+        let magnitude = pow(10, (log10(rough)).rounded(.down))
+        for factor in [1.0, 2, 5, 10] where factor * magnitude >= rough {
+            return factor * magnitude
+        }
+        return 10 * magnitude
+    }
+
+    static func niceCeiling(_ value: Double) -> Double {
+        let step = niceStep(value / 5)
+        return max(step, (value / step).rounded(.up) * step)
+    }
+
+    static func format(_ value: Double) -> String {
+        JSONObjectWriter.format(value, decimals: 2)
+    }
+}
+
+/// Just enough SVG to draw plots.
+struct SVGCanvas {
+    private var body = ""
+    let width: Double
+    let height: Double
+
+    init(width: Double, height: Double) {
+        self.width = width
+        self.height = height
+    }
+
+    var result: String {
+        """
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" viewBox="0 0 \(n(width)) \(n(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
+        <rect width="100%" height="100%" fill="white"/>
+        \(body)</svg>
+
+        """
+    }
+
+    private func n(_ value: Double) -> String { JSONObjectWriter.format(value, decimals: 1) }
+
+    mutating func line(
+        x1: Double, y1: Double, x2: Double, y2: Double, color: String, width: Double = 1, dash: String? = nil
+    ) {
+        let dashed = dash.map { " stroke-dasharray=\"\($0)\"" } ?? ""
+        body += "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(color)\" stroke-width=\"\(n(width))\"\(dashed)/>\n"
+    }
+
+    mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String, stroke: String? = nil) {
+        let outline = stroke.map { " stroke=\"\($0)\"" } ?? ""
+        body += "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(max(0, width)))\" height=\"\(n(max(0, height)))\" fill=\"\(fill)\"\(outline)/>\n"
+    }
+
+    mutating func polyline(_ points: [(Double, Double)], color: String, width: Double) {
+        guard points.count > 1 else { return }
+        // Thin out points that fall on the same pixel column, keeping each column's extremes.
+        var thinned: [(Double, Double)] = []
+        thinned.reserveCapacity(min(points.count, 4 * Int(self.width)))
+        var column = Int.min
+        var low = (0.0, Double.infinity)
+        var high = (0.0, -Double.infinity)
+        func flush() {
+            guard column != Int.min else { return }
+            if low.0 <= high.0 { thinned.append(low); thinned.append(high) } else { thinned.append(high); thinned.append(low) }
+        }
+        for point in points where point.1.isFinite {
+            let pixel = Int(point.0.rounded(.down))
+            if pixel != column {
+                flush()
+                column = pixel
+                low = point
+                high = point
+            } else {
+                if point.1 < low.1 { low = point }
+                if point.1 > high.1 { high = point }
+            }
+        }
+        flush()
+        let list = thinned.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ")
+        body += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(n(width))\" stroke-linejoin=\"round\" points=\"\(list)\"/>\n"
+    }
+
+    mutating func text(
+        _ string: String, x: Double, y: Double, size: Double, color: String = "#222", anchor: String = "start",
+        weight: String = "normal", rotate: Bool = false
+    ) {
+        let escaped = string.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+        let transform = rotate ? " transform=\"rotate(-90 \(n(x)) \(n(y)))\"" : ""
+        body += "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" fill=\"\(color)\" text-anchor=\"\(anchor)\" font-weight=\"\(weight)\"\(transform)>\(escaped)</text>\n"
+    }
+}

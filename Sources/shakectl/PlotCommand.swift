@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import ShakeConfig
+import ShakeDetection
+import ShakeEvaluation
+import ShakeTrace
+
+struct PlotCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plot",
+        abstract: "Draw a trace as the detector sees it, with its events marked (SVG or PNG).",
+        discussion: """
+            Upper panel: the gravity-free acceleration magnitude (grey) and the part that counts towards \
+            strokes (blue), against the threshold (dashed red) and half of it (dotted). Lower panel: the \
+            gravity-free x, y and z. Green line: began; blue: ended (the shake shaded blue); orange: \
+            cancelled, with its reason. --label shades the labelled interval (yellow).
+
+            PNG output needs rsvg-convert (Debian package librsvg2-bin).
+            """
+    )
+
+    @Argument(help: "The trace file.")
+    var file: String
+
+    @Option(name: .shortAndLong, help: "Output file, .svg or .png (default: the trace's name with .svg).")
+    var out: String?
+
+    @Option(help: "Sensitivity preset: light, medium (default) or hard.")
+    var sensitivity: DetectorSettings.Sensitivity?
+
+    @Option(help: "Configuration file whose 'detector' section adjusts the settings.")
+    var config: String?
+
+    @Option(help: "A labelled interval to shade, START:END in seconds (e.g. 2.0:3.5).")
+    var label: String?
+
+    func run() throws {
+        let settings: DetectorSettings
+        do {
+            let section = try config.map { try ConfigLoader.load(path: $0).detector } ?? .init()
+            settings = section.settings(sensitivity: sensitivity)
+            try settings.validate()
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode(64)
+        }
+        var interval: (start: Double, end: Double)?
+        if let label {
+            let parts = label.split(separator: ":").compactMap { Double($0) }
+            guard parts.count == 2, parts[0] <= parts[1] else {
+                StandardStreams.printError("--label takes START:END in seconds, e.g. 2.0:3.5")
+                throw ExitCode(64)
+            }
+            interval = (parts[0], parts[1])
+        }
+        let output = out ?? ((file as NSString).deletingPathExtension + ".svg")
+        let isPNG = output.lowercased().hasSuffix(".png")
+        guard isPNG || output.lowercased().hasSuffix(".svg") else {
+            StandardStreams.printError("--out must end in .svg or .png")
+            throw ExitCode(64)
+        }
+        let samples: [Sample]
+        do {
+            samples = try TraceFile.read(path: file)
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode.failure
+        }
+        let name = (sensitivity?.rawValue ?? "medium") + (config.map { " + \($0)" } ?? "")
+        let plot = TracePlot(title: "\(file) (\(name))", settings: settings, label: interval)
+        let svg = plot.svg(samples)
+        if isPNG {
+            try writePNG(svg, to: output)
+        } else if !FileManager.default.createFile(atPath: output, contents: Data(svg.utf8)) {
+            StandardStreams.printError("\(output): cannot be written")
+            throw ExitCode.failure
+        }
+        print(output)
+    }
+
+    private func writePNG(_ svg: String, to output: String) throws {
+        let converter = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+        guard let converter else {
+            StandardStreams.printError("PNG output needs rsvg-convert: apt-get install librsvg2-bin (or use .svg)")
+            throw ExitCode.failure
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: converter)
+        process.arguments = ["--format", "png", "--output", output]
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        input.fileHandleForWriting.write(Data(svg.utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            StandardStreams.printError("\(output): rsvg-convert failed (status \(process.terminationStatus))")
+            throw ExitCode.failure
+        }
+    }
+}
