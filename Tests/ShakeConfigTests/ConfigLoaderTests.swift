@@ -14,6 +14,21 @@ struct ConfigLoaderTests {
         #expect(configuration.detector.settings() == DetectorSettings())
     }
 
+    @Test func everyCommentedKeyInTheShippedConfigIsValidAndShowsTheDefault() throws {
+        let path = Fixtures.repository.appendingPathComponent("config/shaked.yaml").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        // Uncomment "  # key: value" lines.
+        let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            guard line.hasPrefix("  # "), let colon = line.firstIndex(of: ":"),
+                line[line.index(line.startIndex, offsetBy: 4)..<colon].allSatisfy({ $0.isLetter || $0 == "_" })
+            else { return String(line) }
+            return "  " + line.dropFirst(4)
+        }.joined(separator: "\n")
+        let configuration = try parse(uncommented)
+        #expect(Set(configuration.detector.overrides.keys) == Set(DetectorSettings.Parameter.allCases))
+        #expect(configuration.detector.settings() == DetectorSettings())
+    }
+
     @Test func anEmptyFileKeepsEveryDefault() throws {
         #expect(try parse("") == ShakedConfiguration())
         #expect(try parse("# nothing\n") == ShakedConfiguration())
