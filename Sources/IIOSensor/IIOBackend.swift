@@ -1,0 +1,132 @@
+/// The seam between the sensor logic and libiio.
+///
+/// Everything IIOSensor needs from libiio goes through these protocols; `LibIIO.swift` implements them with the
+/// real library and the tests implement them with fakes, so discovery, the drivers and hotplug handling run
+/// without libiio or a kernel. Attributes are named as sysfs names them (`in_accel_x_raw`, `in_accel_scale`,
+/// `sampling_frequency`), whatever libiio makes of them.
+public protocol IIOBackend: Sendable {
+    /// A new context listing the devices present now. libiio has no hotplug: a context never changes, so a
+    /// device that appears or vanishes needs a new one.
+    /// - Throws: ``IIOError``; ``IIOError/isNoDevices`` when there is no IIO device at all (not yet).
+    func makeContext() throws(IIOError) -> any IIOContextHandle
+
+    /// A cheap fingerprint of the devices present (the entries of `/sys/bus/iio/devices`), or nil where the
+    /// backend cannot tell without a new context (a remote one). When it changes, the devices changed.
+    func devicesFingerprint() -> String?
+}
+
+/// One context: the devices it saw at its creation, and access to their attributes and buffers.
+public protocol IIOContextHandle: AnyObject {
+    /// The devices and triggers, as they were when the context was created.
+    var devices: [IIODeviceInfo] { get }
+
+    /// Reads an attribute by its sysfs name, without the trailing newline.
+    func read(device: String, attribute: String) throws(IIOError) -> String
+    /// Writes an attribute by its sysfs name.
+    func write(device: String, attribute: String, value: String) throws(IIOError)
+    /// Writes an attribute of the device's buffer (`buffer/<name>`).
+    func writeBuffer(device: String, attribute: String, value: String) throws(IIOError)
+    /// Sets the device's trigger (by the trigger's id, `trigger0`), or clears it with nil.
+    func setTrigger(device: String, trigger: String?) throws(IIOError)
+    /// Enables exactly the given scan elements (by channel id: `accel_x`, `timestamp`) and starts a buffer of
+    /// `samples` scans, in non-blocking mode.
+    func openBuffer(device: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle
+    /// udev's properties of the device (`ACCEL_MOUNT_MATRIX`, `ACCEL_LOCATION`), where the backend can see them.
+    func udevProperties(device: String) -> [String: String]
+}
+
+/// A started buffer. Destroying it (``close()``) stops the capture.
+public protocol IIOBufferHandle: AnyObject {
+    /// Waits until data is ready, the timeout passes, or `wakeup` is signalled.
+    func wait(timeout: Duration, wakeup: Wakeup) -> WaitOutcome
+    /// The bytes available now (whole scans as the kernel packs them); empty when nothing is ready.
+    /// - Throws: ``IIOError`` when the device failed or vanished.
+    func read() throws(IIOError) -> [UInt8]
+    /// Stops the capture and frees the buffer. Idempotent.
+    func close()
+}
+
+/// Why a wait returned.
+public enum WaitOutcome: Sendable, Hashable {
+    case ready
+    case timedOut
+    /// The wakeup was signalled: stop.
+    case stopped
+    /// The device's file reported an error or hang-up.
+    case failed
+}
+
+/// One IIO device (or trigger), as a context lists it.
+public struct IIODeviceInfo: Sendable, Hashable {
+    /// The kernel's id: `iio:device0`, `trigger0`.
+    public var id: String
+    /// The `name` attribute: the driver or part (`mma8452`, `accel_3d`), or a trigger's name.
+    public var name: String?
+    /// The `label` attribute (`accel-display`, `accel-base`), when the kernel has one.
+    public var label: String?
+    public var isTrigger: Bool
+    /// The sysfs names of the device's readable attributes, its channels' included.
+    public var attributes: Set<String>
+    /// The channels that can be captured in a buffer.
+    public var scanElements: [IIOScanElement]
+    /// The names of the buffer's attributes (`length`, `watermark`, `enable`).
+    public var bufferAttributes: Set<String>
+
+    public init(
+        id: String, name: String? = nil, label: String? = nil, isTrigger: Bool = false,
+        attributes: Set<String> = [], scanElements: [IIOScanElement] = [], bufferAttributes: Set<String> = []
+    ) {
+        self.id = id
+        self.name = name
+        self.label = label
+        self.isTrigger = isTrigger
+        self.attributes = attributes
+        self.scanElements = scanElements
+        self.bufferAttributes = bufferAttributes
+    }
+
+    /// The N of `iio:deviceN` or `triggerN`, when the id has one.
+    public var number: Int? {
+        let digits = id.reversed().prefix { $0.isNumber }
+        return digits.isEmpty ? nil : Int(String(digits.reversed()))
+    }
+}
+
+/// A channel that can be captured in a buffer (`scan_elements/in_<id>_{index,type,en}`).
+public struct IIOScanElement: Sendable, Hashable {
+    /// The channel's id: `accel_x`, `timestamp`.
+    public var channel: String
+    /// The position in a scan (`_index`).
+    public var index: Int
+    /// How it is stored (`_type`).
+    public var type: ScanType
+
+    public init(channel: String, index: Int, type: ScanType) {
+        self.channel = channel
+        self.index = index
+        self.type = type
+    }
+}
+
+/// A failure reported by libiio (a negative errno) or by the seam.
+public struct IIOError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The errno (positive), or 0 when there is none.
+    public var code: Int32
+    /// What was being done: `reading in_accel_x_raw of iio:device0`.
+    public var operation: String
+    /// The system's text for the errno.
+    public var reason: String
+
+    public init(code: Int32, operation: String, reason: String) {
+        self.code = code
+        self.operation = operation
+        self.reason = reason
+    }
+
+    public var description: String { "\(operation): \(reason)" + (code != 0 ? " (errno \(code))" : "") }
+
+    /// ENOENT from creating a local context: no IIO device exists (yet).
+    public var isNoDevices: Bool { code == 2 }
+    /// The device is gone: ENODEV, ENXIO, EBADF, ENOENT. (EIO may be a passing bus error.)
+    public var isDeviceGone: Bool { [19, 6, 9, 2].contains(code) }
+}

@@ -1,0 +1,290 @@
+public import Logging
+public import ShakeDetection
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The capture loop: finds the accelerometer, opens it (buffered, else polled), hands every sample over in the
+/// device's frame, and survives sensors that are missing, vanish or fall silent.
+///
+/// libiio has no hotplug, so the loop watches a cheap fingerprint of the devices present and re-creates its
+/// context when it changes: a sensor that appears later is picked up, one that vanishes breaks the stream
+/// (``run(wakeup:onSample:onBreak:)`` calls `onBreak`) and capture resumes when it returns.
+public final class SensorSource {
+    public struct Configuration: Sendable {
+        public var request: DeviceRequest
+        /// The sampling rate to ask for, Hz.
+        public var rate: Double
+        /// How often to look for devices appearing or vanishing.
+        public var rescanInterval: Duration
+        /// Retry a context that fails for another reason this often even if no device changed.
+        public var retryInterval: Duration
+
+        public init(
+            request: DeviceRequest = .automatic, rate: Double = 100, rescanInterval: Duration = .seconds(1),
+            retryInterval: Duration = .seconds(10)
+        ) {
+            self.request = request
+            self.rate = rate
+            self.rescanInterval = rescanInterval
+            self.retryInterval = retryInterval
+        }
+    }
+
+    private let backend: any IIOBackend
+    private let configuration: Configuration
+    private let logger: Logger
+    private let monotonic: @Sendable () -> Double
+    private var lastNotice: String?
+
+    public init(
+        backend: any IIOBackend, configuration: Configuration, logger: Logger,
+        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds
+    ) {
+        self.backend = backend
+        self.configuration = configuration
+        self.logger = logger
+        self.monotonic = monotonic
+    }
+
+    /// Seconds on the system's monotonic clock.
+    public static let monotonicSeconds: @Sendable () -> Double = {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    /// Runs until `wakeup` is signalled.
+    /// - Parameters:
+    ///   - onSample: each sample, in m/s² on the device's axes, times in seconds on the sensor's clock.
+    ///   - onBreak: the stream broke (the sensor vanished or failed, or the source switched sensor or driver);
+    ///     the argument says why. The next sample starts a new stream.
+    public func run(wakeup: Wakeup, onSample: (Sample) -> Void, onBreak: (String) -> Void) {
+        while !wakeup.isSignalled {
+            let fingerprint = backend.devicesFingerprint()
+            let context: any IIOContextHandle
+            do {
+                context = try backend.makeContext()
+            } catch {
+                if error.isNoDevices {
+                    notice("no IIO devices yet; waiting for a sensor to appear")
+                } else {
+                    notice("cannot open the IIO context (\(error)); waiting for a sensor", level: .error)
+                }
+                if waitForChange(from: fingerprint, wakeup: wakeup) { return }
+                continue
+            }
+            let accelerometers = AccelerometerDiscovery.discover(in: context, logger: logger)
+            guard let selection = DeviceSelection.choose(from: accelerometers, request: configuration.request) else {
+                if accelerometers.isEmpty {
+                    notice("no accelerometer among \(context.devices.count) IIO devices; waiting for one to appear")
+                } else {
+                    let present = accelerometers.map(\.displayName).joined(separator: ", ")
+                    notice("no accelerometer matches --device \(configuration.request) (present: \(present)); waiting")
+                }
+                if waitForChange(from: fingerprint, wakeup: wakeup) { return }
+                continue
+            }
+            lastNotice = nil
+            let outcome = capture(
+                selection, context: context, fingerprint: fingerprint, wakeup: wakeup, onSample: onSample,
+                onBreak: onBreak)
+            switch outcome {
+            case .stopped:
+                return
+            case .broke(let reason, let delivered):
+                onBreak(reason)
+                // A sensor that fails before delivering anything is not retried at once: wait for the devices
+                // to change, or for the retry interval.
+                let stopped =
+                    delivered
+                    ? wakeup.sleep(for: configuration.rescanInterval)
+                    : waitForChange(from: backend.devicesFingerprint(), wakeup: wakeup)
+                if stopped { return }
+            case .restart(let reason):
+                onBreak(reason)
+            }
+        }
+    }
+
+    private enum CaptureOutcome {
+        case stopped
+        /// The sensor vanished or failed (after delivering samples, or not): wait before looking again.
+        case broke(String, delivered: Bool)
+        /// Another sensor should be used: look again at once.
+        case restart(String)
+    }
+
+    private func capture(
+        _ selection: DeviceSelection, context: any IIOContextHandle, fingerprint: String?, wakeup: Wakeup,
+        onSample: (Sample) -> Void, onBreak: (String) -> Void
+    ) -> CaptureOutcome {
+        let accelerometer = selection.accelerometer
+        let rate = configureRate(accelerometer, context: context)
+        logger.info(
+            "using accelerometer \(accelerometer.displayName): \(selection.reason)",
+            metadata: [
+                "device": "\(accelerometer.id)",
+                "rate": "\(SamplingFrequency.format(rate)) Hz",
+                "scale": "\(accelerometer.scaling.summary)",
+                "mount_matrix": "\(accelerometer.mountMatrix) (\(accelerometer.mountMatrixSource))",
+                "location": "\(accelerometer.location?.rawValue ?? "unknown")",
+            ])
+
+        var driver: (any SensorDriver)?
+        if accelerometer.canBuffer {
+            do {
+                driver = try BufferedDriver(accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
+            } catch {
+                let fallback = accelerometer.hasRawAttributes ? "; polling instead" : ""
+                logger.warning("cannot start the buffer of \(accelerometer.id) (\(error))\(fallback)")
+            }
+        }
+        if driver == nil, accelerometer.hasRawAttributes {
+            driver = PolledDriver(accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
+        }
+        guard var driver else {
+            logger.error("cannot read \(accelerometer.displayName): its buffer cannot be started and it has no _raw attributes")
+            return waitForChange(from: fingerprint, wakeup: wakeup) ? .stopped : .restart("the sensor cannot be read")
+        }
+        logger.info("capturing from \(accelerometer.id): \(driver.summary)")
+
+        let matrix = accelerometer.mountMatrix
+        var fingerprint = fingerprint
+        var lastScan = monotonic()
+        var receiving = false
+        var delivered = false
+        var silentNoticed = false
+        while true {
+            let now = monotonic()
+            if now - lastScan >= Self.seconds(configuration.rescanInterval) {
+                lastScan = now
+                if let current = backend.devicesFingerprint(), current != fingerprint {
+                    fingerprint = current
+                    if let change = devicesChanged(current, using: accelerometer) {
+                        driver.stop()
+                        return change
+                    }
+                }
+            }
+            let read: DriverRead
+            do {
+                read = try driver.next(wakeup: wakeup)
+            } catch {
+                switch error {
+                case .silent(let seconds):
+                    if driver is BufferedDriver, accelerometer.hasRawAttributes {
+                        logger.warning(
+                            "the buffer of \(accelerometer.id) delivered no data for \(SamplingFrequency.format(seconds.rounded())) s; polling its _raw attributes instead")
+                        driver.stop()
+                        driver = PolledDriver(
+                            accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
+                        logger.info("capturing from \(accelerometer.id): \(driver.summary)")
+                        if receiving {
+                            // The polled samples run on another clock: a new stream.
+                            receiving = false
+                            onBreak("the buffer fell silent")
+                        }
+                    } else if !silentNoticed {
+                        logger.warning(
+                            "\(accelerometer.displayName) has delivered no data for \(SamplingFrequency.format(seconds.rounded())) s; still waiting")
+                        silentNoticed = true
+                    }
+                    continue
+                case .failed(let error):
+                    driver.stop()
+                    logger.error("\(accelerometer.displayName) failed or vanished (\(error)); waiting for a sensor")
+                    return .broke("the sensor failed or vanished", delivered: delivered)
+                }
+            }
+            switch read {
+            case .stopped:
+                driver.stop()
+                return .stopped
+            case .nothing:
+                continue
+            case .samples(let samples):
+                delivered = true
+                if !receiving {
+                    receiving = true
+                    logger.info("receiving samples from \(accelerometer.id)")
+                }
+                silentNoticed = false
+                for sample in samples {
+                    onSample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration)))
+                }
+            }
+        }
+    }
+
+    /// What a change of the devices present means for the capture from `accelerometer`: nil to go on.
+    private func devicesChanged(_ fingerprint: String, using accelerometer: Accelerometer) -> CaptureOutcome? {
+        let present = Set(fingerprint.split(separator: " ").map(String.init))
+        if !present.contains(accelerometer.id) {
+            logger.error("\(accelerometer.displayName) vanished; waiting for it to return")
+            return .broke("the sensor vanished", delivered: true)
+        }
+        // Something else appeared or vanished: would the choice now be another sensor?
+        guard let context = try? backend.makeContext() else { return nil }
+        let accelerometers = AccelerometerDiscovery.discover(in: context, logger: logger)
+        guard let choice = DeviceSelection.choose(from: accelerometers, request: configuration.request),
+            choice.accelerometer.id != accelerometer.id
+        else { return nil }
+        logger.notice("\(choice.accelerometer.displayName) appeared (\(choice.reason)); switching to it")
+        return .restart("switching to another sensor")
+    }
+
+    /// Sets the sampling rate: the configured one, or the nearest listed rate at or above 50 Hz.
+    /// - Returns: the rate the device reports afterwards (the requested one when it has no such attribute).
+    private func configureRate(_ accelerometer: Accelerometer, context: any IIOContextHandle) -> Double {
+        let requested = configuration.rate
+        guard let attribute = accelerometer.frequencyAttribute else { return requested }
+        var available: SamplingFrequency.Available?
+        if let name = accelerometer.availableFrequenciesAttribute,
+            let text = try? context.read(device: accelerometer.id, attribute: name)
+        {
+            available = SamplingFrequency.Available(parsing: text)
+        }
+        let rate = SamplingFrequency.choose(requested: requested, available: available)
+        do {
+            try context.write(device: accelerometer.id, attribute: attribute, value: SamplingFrequency.format(rate))
+        } catch {
+            logger.warning("cannot set \(attribute) of \(accelerometer.id) to \(SamplingFrequency.format(rate)) Hz (\(error))")
+        }
+        if let text = try? context.read(device: accelerometer.id, attribute: attribute), let actual = Double(text),
+            actual.isFinite, actual > 0
+        {
+            if actual != rate {
+                logger.warning("\(accelerometer.id) runs at \(SamplingFrequency.format(actual)) Hz, not the \(SamplingFrequency.format(rate)) Hz asked for")
+            }
+            return actual
+        }
+        return rate
+    }
+
+    /// Waits until the devices present change (or, where that cannot be seen, one rescan interval; or the
+    /// retry interval in any case).
+    /// - Returns: true when stopped.
+    private func waitForChange(from fingerprint: String?, wakeup: Wakeup) -> Bool {
+        let start = monotonic()
+        while true {
+            if wakeup.sleep(for: configuration.rescanInterval) { return true }
+            guard let fingerprint, let current = backend.devicesFingerprint() else { return false }
+            if current != fingerprint { return false }
+            if monotonic() - start >= Self.seconds(configuration.retryInterval) { return false }
+        }
+    }
+
+    /// Logs a waiting state once, not on every retry.
+    private func notice(_ message: String, level: Logger.Level = .warning) {
+        guard message != lastNotice else { return }
+        lastNotice = message
+        logger.log(level: level, "\(message)")
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

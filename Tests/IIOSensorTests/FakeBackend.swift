@@ -1,0 +1,217 @@
+import IIOSensor
+import Synchronization
+
+/// A simulated IIO world for the tests: devices that can appear and vanish, attributes, and buffers that
+/// deliver queued reads. Its clock advances only when a wait times out or a poll sleeps, so the tests run
+/// without waiting on real time.
+final class FakeWorld: Sendable {
+    struct Device: Sendable {
+        var info: IIODeviceInfo
+        var values: [String: String] = [:]
+        /// Reads the buffer will deliver, in order.
+        var reads: [[UInt8]] = []
+        /// What happens when the reads run out: the device vanishes, or the buffer falls silent.
+        var vanishWhenDrained = false
+        var udev: [String: String] = [:]
+    }
+
+    struct State: Sendable {
+        var devices: [Device] = []
+        var clock = 0.0
+        var written: [String] = []
+        var contextsCreated = 0
+        /// A device that appears after this many looks at the world.
+        var appearing: (after: Int, device: Device)?
+        var looks = 0
+
+        mutating func look() {
+            looks += 1
+            if let appearing, looks >= appearing.after {
+                devices.append(appearing.device)
+                self.appearing = nil
+            }
+        }
+    }
+
+    let state = Mutex(State())
+
+    /// The clock: it moves a millisecond each time it is read, and more when a buffer wait times out.
+    var clock: @Sendable () -> Double {
+        { [self] in
+            state.withLock {
+                $0.clock += 0.001
+                return $0.clock
+            }
+        }
+    }
+
+    func advance(_ seconds: Double) {
+        state.withLock { $0.clock += seconds }
+    }
+
+    func add(_ device: Device) {
+        state.withLock { $0.devices.append(device) }
+    }
+
+    func remove(_ id: String) {
+        state.withLock { $0.devices.removeAll { $0.info.id == id } }
+    }
+}
+
+struct FakeBackend: IIOBackend {
+    let world: FakeWorld
+
+    func makeContext() throws(IIOError) -> any IIOContextHandle {
+        let devices = world.state.withLock { state in
+            state.look()
+            state.contextsCreated += 1
+            return state.devices
+        }
+        if devices.isEmpty {
+            throw IIOError(code: 2, operation: "creating the IIO context local:", reason: "No such file or directory")
+        }
+        return FakeContext(world: world, devices: devices.map(\.info))
+    }
+
+    func devicesFingerprint() -> String? {
+        world.state.withLock { state in
+            state.look()
+            return state.devices.map(\.info.id).sorted().joined(separator: " ")
+        }
+    }
+}
+
+final class FakeContext: IIOContextHandle {
+    let world: FakeWorld
+    let devices: [IIODeviceInfo]
+
+    init(world: FakeWorld, devices: [IIODeviceInfo]) {
+        self.world = world
+        self.devices = devices
+    }
+
+    private func gone(_ id: String, _ what: String) -> IIOError {
+        IIOError(code: 19, operation: "\(what) of \(id)", reason: "No such device")
+    }
+
+    func read(device id: String, attribute: String) throws(IIOError) -> String {
+        let value = world.state.withLock { state in
+            state.devices.first { $0.info.id == id }.map { $0.values[attribute] }
+        }
+        guard let present = value else { throw gone(id, "reading \(attribute)") }
+        guard let text = present else {
+            throw IIOError(code: 2, operation: "reading \(attribute) of \(id)", reason: "No such file or directory")
+        }
+        return text
+    }
+
+    func write(device id: String, attribute: String, value: String) throws(IIOError) {
+        let found = world.state.withLock { state in
+            guard let index = state.devices.firstIndex(where: { $0.info.id == id }) else { return false }
+            state.devices[index].values[attribute] = value
+            state.written.append("\(id)/\(attribute)=\(value)")
+            return true
+        }
+        if !found { throw gone(id, "writing \(attribute)") }
+    }
+
+    func writeBuffer(device id: String, attribute: String, value: String) throws(IIOError) {
+        world.state.withLock { $0.written.append("\(id)/buffer/\(attribute)=\(value)") }
+    }
+
+    func setTrigger(device id: String, trigger: String?) throws(IIOError) {
+        world.state.withLock { $0.written.append("\(id)/trigger=\(trigger ?? "none")") }
+    }
+
+    func openBuffer(device id: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle {
+        world.state.withLock { $0.written.append("\(id)/buffer channels=\(channels.joined(separator: ",")) samples=\(samples)") }
+        return FakeBuffer(world: world, device: id)
+    }
+
+    func udevProperties(device id: String) -> [String: String] {
+        world.state.withLock { state in state.devices.first { $0.info.id == id }?.udev ?? [:] }
+    }
+}
+
+final class FakeBuffer: IIOBufferHandle {
+    let world: FakeWorld
+    let device: String
+
+    init(world: FakeWorld, device: String) {
+        self.world = world
+        self.device = device
+    }
+
+    private enum Next {
+        case data, silent, vanished
+    }
+
+    private func next() -> Next {
+        world.state.withLock { state in
+            guard let index = state.devices.firstIndex(where: { $0.info.id == device }) else { return .vanished }
+            if !state.devices[index].reads.isEmpty { return .data }
+            if state.devices[index].vanishWhenDrained {
+                state.devices.remove(at: index)
+                return .vanished
+            }
+            return .silent
+        }
+    }
+
+    func wait(timeout: Duration, wakeup: Wakeup) -> WaitOutcome {
+        if wakeup.isSignalled { return .stopped }
+        switch next() {
+        case .data:
+            world.advance(0.2)
+            return .ready
+        case .vanished: return .failed
+        case .silent:
+            let (seconds, attoseconds) = timeout.components
+            world.advance(Double(seconds) + Double(attoseconds) / 1e18)
+            return .timedOut
+        }
+    }
+
+    func read() throws(IIOError) -> [UInt8] {
+        let bytes: [UInt8]? = world.state.withLock { state in
+            guard let index = state.devices.firstIndex(where: { $0.info.id == device }) else { return nil }
+            return state.devices[index].reads.isEmpty ? [] : state.devices[index].reads.removeFirst()
+        }
+        guard let bytes else { throw IIOError(code: 19, operation: "reading the buffer of \(device)", reason: "No such device") }
+        return bytes
+    }
+
+    func close() {}
+}
+
+extension FakeWorld.Device {
+    /// An accelerometer with raw attributes, s16 scan elements, a timestamp and a scale of 0.01 m/s² per count.
+    static func accelerometer(
+        number: Int, name: String = "fake-accel", label: String? = nil, buffered: Bool = true
+    ) -> FakeWorld.Device {
+        let type = ScanType(bits: 16, storageBits: 16)
+        var attributes: Set<String> = ["in_accel_x_raw", "in_accel_y_raw", "in_accel_z_raw", "in_accel_scale", "sampling_frequency"]
+        attributes.insert("sampling_frequency_available")
+        let elements =
+            buffered
+            ? [
+                IIOScanElement(channel: "accel_x", index: 0, type: type),
+                IIOScanElement(channel: "accel_y", index: 1, type: type),
+                IIOScanElement(channel: "accel_z", index: 2, type: type),
+                IIOScanElement(channel: "timestamp", index: 3, type: .timestamp),
+            ] : []
+        let info = IIODeviceInfo(
+            id: "iio:device\(number)", name: name, label: label, attributes: attributes, scanElements: elements,
+            bufferAttributes: buffered ? ["enable", "length", "watermark"] : [])
+        return FakeWorld.Device(
+            info: info,
+            values: [
+                "in_accel_x_raw": "0", "in_accel_y_raw": "981", "in_accel_z_raw": "0", "in_accel_scale": "0.01",
+                "sampling_frequency": "0", "sampling_frequency_available": "12.5 25 50 100 200",
+            ])
+    }
+
+    static func trigger(number: Int, name: String) -> FakeWorld.Device {
+        FakeWorld.Device(info: IIODeviceInfo(id: "trigger\(number)", name: name, isTrigger: true))
+    }
+}

@@ -1,0 +1,126 @@
+import IIOSensor
+import ShakeDetection
+import ShakeTestSupport
+import Testing
+
+/// The capture loop against a simulated IIO world: buffered and polled capture, sensors appearing, vanishing
+/// mid-shake and returning, and a silent buffer.
+struct SensorSourceTests {
+    /// Buffer reads of a trace (20 scans each) for the fake accelerometer (s16, 0.01 m/s² per count, timestamp).
+    func reads(_ samples: [Sample]) -> [[UInt8]] {
+        let type = ScanType(bits: 16, storageBits: 16)
+        let layout = ScanLayout([(.x, 0, type), (.y, 1, type), (.z, 2, type), (.timestamp, 3, .timestamp)])
+        let scans = samples.map { sample in
+            layout.encode(
+                x: Int64((sample.acceleration.x / 0.01).rounded()), y: Int64((sample.acceleration.y / 0.01).rounded()),
+                z: Int64((sample.acceleration.z / 0.01).rounded()), timestamp: Int64((sample.time * 1e9).rounded()))
+        }
+        return stride(from: 0, to: scans.count, by: 20).map { Array(scans[$0..<min($0 + 20, scans.count)].joined()) }
+    }
+
+    func source(_ world: FakeWorld, request: DeviceRequest = .automatic) -> SensorSource {
+        SensorSource(
+            backend: FakeBackend(world: world),
+            configuration: .init(request: request, rate: 100, rescanInterval: .milliseconds(1), retryInterval: .milliseconds(5)),
+            logger: quietLogger, monotonic: world.clock)
+    }
+
+    /// Runs the source with a detector until `stop` says so (or a safety limit of iterations).
+    func run(
+        _ source: SensorSource, stop: @escaping (_ samples: [Sample], _ events: [ShakeEvent], _ breaks: Int) -> Bool,
+        onBreak: (Int) -> Void = { _ in }
+    ) -> (samples: [Sample], events: [ShakeEvent], breaks: Int) {
+        let wakeup = Wakeup()
+        var detector = ShakeDetector()
+        var samples: [Sample] = []
+        var events: [ShakeEvent] = []
+        var breaks = 0
+        source.run(
+            wakeup: wakeup,
+            onSample: { sample in
+                samples.append(sample)
+                if let event = detector.process(sample) { events.append(event) }
+                if stop(samples, events, breaks) { wakeup.signal() }
+            },
+            onBreak: { _ in
+                breaks += 1
+                if let event = detector.interrupt() { events.append(event) }
+                onBreak(breaks)
+                if stop(samples, events, breaks) { wakeup.signal() }
+            })
+        return (samples, events, breaks)
+    }
+
+    @Test func bufferedCaptureDeliversEverySampleInTheDeviceFrame() {
+        let trace = synthesize { $0.before = 1; $0.after = 1; $0.duration = 1.2 }
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.info.attributes.insert("in_accel_mount_matrix")
+        device.values["in_accel_mount_matrix"] = "0, 1, 0; -1, 0, 0; 0, 0, 1"
+        device.reads = reads(trace)
+        world.add(device)
+        world.add(.trigger(number: 0, name: "fake-accel-dev0"))
+        let result = run(source(world)) { samples, _, _ in samples.count >= trace.count }
+        #expect(result.samples.count == trace.count)
+        #expect(result.samples.map(\.time) == trace.map { ($0.time * 1e9).rounded() / 1e9 })
+        // The sensor's y is the device's x.
+        let sample = result.samples[10]
+        #expect(abs(sample.acceleration.x - (trace[10].acceleration.y / 0.01).rounded() * 0.01) < 1e-9)
+        #expect(outline(result.events) == ["began", "ended"])
+        let written = world.state.withLock { $0.written }
+        #expect(written.contains("iio:device0/sampling_frequency=100"))
+        #expect(written.contains("iio:device0/trigger=trigger0"))
+        #expect(written.contains("iio:device0/buffer channels=accel_x,accel_y,accel_z,timestamp samples=20"))
+    }
+
+    @Test func aSensorAppearingLaterIsPickedUp() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = reads(synthesize { $0.motion = .none; $0.before = 1; $0.after = 0 })
+        world.state.withLock { $0.appearing = (after: 20, device: device) }
+        let result = run(source(world)) { samples, _, _ in samples.count >= 50 }
+        #expect(result.samples.count >= 50)
+        #expect(world.state.withLock { $0.contextsCreated } >= 2)
+    }
+
+    @Test func aSensorVanishingMidShakeCancelsItAndCaptureResumesWhenItReturns() {
+        let trace = synthesize { $0.before = 1; $0.after = 1.5; $0.duration = 1.5 }
+        // The sensor vanishes 0.6 s into the shake.
+        let cut = trace.firstIndex { $0.time >= 1.6 }!
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = reads(Array(trace[..<cut]))
+        device.vanishWhenDrained = true
+        world.add(device)
+        var returning = FakeWorld.Device.accelerometer(number: 0)
+        returning.reads = reads(trace.map { Sample(time: $0.time + 10, acceleration: $0.acceleration) })
+        let result = run(source(world)) { samples, _, _ in
+            samples.count >= cut + trace.count
+        } onBreak: { breaks in
+            if breaks == 1 { world.add(returning) }
+        }
+        #expect(result.breaks == 1)
+        #expect(result.samples.count == cut + trace.count)
+        #expect(outline(result.events) == ["began", "cancelled(interrupted)", "began", "ended"])
+    }
+
+    @Test func aSilentBufferFallsBackToPolling() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = reads(synthesize { $0.motion = .none; $0.before = 0.5; $0.after = 0 })
+        world.add(device)
+        let buffered = device.reads.count * 20
+        let result = run(source(world)) { samples, _, _ in samples.count >= buffered + 3 }
+        #expect(result.breaks == 1)
+        let polled = result.samples.suffix(3)
+        #expect(polled.allSatisfy { $0.acceleration == Vector3(x: 0, y: 9.81, z: 0) })
+    }
+
+    @Test func aDeviceWithoutABufferIsPolled() {
+        let world = FakeWorld()
+        world.add(.accelerometer(number: 0, buffered: false))
+        let result = run(source(world)) { samples, _, _ in samples.count >= 3 }
+        #expect(result.samples.count == 3)
+        #expect(zip(result.samples, result.samples.dropFirst()).allSatisfy { $0.time < $1.time })
+    }
+}
