@@ -13,11 +13,14 @@ let package = Package(
         .library(name: "ShakeDetection", targets: ["ShakeDetection"]),
         .library(name: "ShakeTrace", targets: ["ShakeTrace"]),
         .executable(name: "shakectl", targets: ["shakectl"]),
+        .library(name: "IIOSensor", targets: ["IIOSensor"]),
+        .executable(name: "shaked", targets: ["shaked"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.0.0"),
     ],
     targets: [
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
@@ -74,6 +77,37 @@ let package = Package(
         .testTarget(
             name: "shakectlTests",
             dependencies: ["ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // libiio 0.24 (the v0 API), for IIOSensor only.
+        .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
+        // Accelerometers through Linux IIO: discovery, scaling, mount matrix, buffered and polled drivers, hotplug.
+        .target(
+            name: "IIOSensor",
+            dependencies: ["CLibIIO", "ShakeDetection", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        // The daemon.
+        .executableTarget(
+            name: "shaked",
+            dependencies: [
+                "IIOSensor", "ShakeDetection", "ShakeTrace", "ShakeConfig",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IIOSensorTests",
+            dependencies: [
+                "IIOSensor", "ShakeDetection", "ShakeTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The daemon on simulated devices (umockdev-run), end to end.
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["ShakeTestSupport", "ShakeTrace", "ShakeDetection"],
             swiftSettings: strictSettings
         ),
     ]

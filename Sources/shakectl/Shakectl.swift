@@ -9,6 +9,6 @@ struct Shakectl: ParsableCommand {
             A trace is a CSV file with the header 'time,x,y,z': seconds, and acceleration in m/s² on the \
             device's axes with gravity included. Lines starting with '#' are comments.
             """,
-        subcommands: [DetectCommand.self, SynthCommand.self, EvalCommand.self, PlotCommand.self]
+        subcommands: [DetectCommand.self, SynthCommand.self, EvalCommand.self, PlotCommand.self, SimulateDeviceCommand.self]
     )
 }

@@ -1,0 +1,32 @@
+import Foundation
+import Logging
+import ShakeDetection
+
+/// Where the detector's events go: JSON lines on standard output (with `--print-events`), and the log.
+struct EventSink {
+    let printEvents: Bool
+    let logger: Logger
+
+    func emit(_ event: ShakeEvent) {
+        if printEvents {
+            // One write per line: nothing is held back in a buffer.
+            FileHandle.standardOutput.write(Data((event.json + "\n").utf8))
+        }
+        switch event {
+        case .began(let time):
+            logger.info("shake began", metadata: ["time": "\(JSONObjectWriter.format(time, decimals: 3))"])
+        case .ended(let summary):
+            logger.info(
+                "shake ended",
+                metadata: [
+                    "time": "\(JSONObjectWriter.format(summary.time, decimals: 3))",
+                    "duration": "\(JSONObjectWriter.format(summary.duration, decimals: 3))",
+                    "axis": "\(summary.axis.rawValue)", "reversals": "\(summary.reversals)",
+                ])
+        case .cancelled(let time, _, let reason):
+            logger.info(
+                "shake cancelled",
+                metadata: ["time": "\(JSONObjectWriter.format(time, decimals: 3))", "reason": "\(reason.rawValue)"])
+        }
+    }
+}

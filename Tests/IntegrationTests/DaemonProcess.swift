@@ -1,0 +1,157 @@
+import Foundation
+import ShakeTestSupport
+import Synchronization
+
+/// A running program (the daemon, usually under umockdev-run) whose output is collected as it comes.
+final class DaemonProcess: Sendable {
+    private let process: Process
+    private final class Output: Sendable {
+        let text = Mutex<(stdout: String, stderr: String)>(("", ""))
+    }
+    private let collected = Output()
+    /// A file the daemon's shell writes its process id into (`echo $$`), to signal the daemon itself.
+    let pidFile: String
+
+    /// Starts `arguments` (the first is the program's path).
+    init(_ arguments: [String], pidFile: String) throws {
+        self.pidFile = pidFile
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+        let output = collected
+        stdout.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            output.text.withLock { $0.stdout += String(decoding: data, as: UTF8.self) }
+        }
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            output.text.withLock { $0.stderr += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    var stdout: String { collected.text.withLock { $0.stdout } }
+    var stderr: String { collected.text.withLock { $0.stderr } }
+
+    /// The event lines printed so far, as JSON objects.
+    var events: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    /// `began`, `ended`, `cancelled(interrupted)`...
+    var outline: [String] {
+        events.map { event in
+            let phase = event["phase"] as? String ?? "?"
+            if phase == "cancelled" { return "cancelled(\(event["reason"] as? String ?? "?"))" }
+            return phase
+        }
+    }
+
+    /// Waits until `condition` holds or `timeout` seconds pass. - Returns: whether it held.
+    @discardableResult
+    func wait(timeout: Double, until condition: (DaemonProcess) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(self) { return true }
+            if !process.isRunning { return condition(self) }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return condition(self)
+    }
+
+    /// The daemon's own process id, once its shell has written it.
+    var daemonPID: Int32? {
+        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// Sends `signal` to the daemon and waits for everything to exit. - Returns: the exit status.
+    func stop(signal: Int32 = SIGTERM, timeout: Double = 10) -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        if let pid = daemonPID {
+            kill(pid, signal)
+        } else {
+            process.terminate()
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            return -1
+        }
+        // Let the pipes drain.
+        Thread.sleep(forTimeInterval: 0.1)
+        return process.terminationStatus
+    }
+}
+
+/// Paths and helpers for the tests: the built products, a scratch folder, umockdev-run.
+enum Harness {
+    static let umockdevRun: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") + ["/usr/bin"] {
+            let candidate = "\(directory)/umockdev-run"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }()
+
+    static var hasUmockdev: Bool {
+        if umockdevRun == nil {
+            print("IntegrationTests: skipping the umockdev tests: umockdev-run is not installed (apt-get install umockdev)")
+        }
+        return umockdevRun != nil
+    }
+
+    static func product(_ name: String) -> String {
+        Command.productsDirectory.appendingPathComponent(name).path
+    }
+
+    /// A new, empty folder for one test.
+    static func scratch(_ name: String) throws -> String {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("shaked-integration-\(getpid())-\(name)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.path
+    }
+
+    /// Runs shakectl and fails on a non-zero status.
+    @discardableResult
+    static func shakectl(_ arguments: [String]) throws -> String {
+        let result = try Command.run("shakectl", arguments)
+        guard result.status == 0 else {
+            throw HarnessError("shakectl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.stderr)")
+        }
+        return result.stdout
+    }
+
+    /// Starts the daemon under umockdev-run on a simulated device; `setup` may name extra shell lines run first.
+    static func startDaemon(
+        directory: String, scripts: [String], daemonArguments: [String] = [], deviceFile: Bool = true
+    ) throws -> DaemonProcess {
+        let pidFile = "\(directory)/daemon.pid"
+        let testbedFile = "\(directory)/testbed"
+        let daemon = ([product("shaked"), "--print-events", "--log-level", "debug"] + daemonArguments)
+            .map { "'\($0)'" }.joined(separator: " ")
+        let shell = "echo $$ > '\(pidFile)'; echo \"$UMOCKDEV_DIR\" > '\(testbedFile)'; exec \(daemon)"
+        var arguments = [umockdevRun!]
+        if deviceFile { arguments += ["--device", "\(directory)/device.umockdev"] }
+        for script in scripts {
+            arguments += ["--script", "/dev/\(script)=\(directory)/\(script).script"]
+        }
+        arguments += ["--", "/bin/sh", "-c", shell]
+        return try DaemonProcess(arguments, pidFile: pidFile)
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+
+/// The real daemon (`shaked --source iio --print-events`) on accelerometers simulated by umockdev from traces
+/// that `shakectl synth` makes and `shakectl simulate-device` turns into devices.
+@Suite(.serialized, .enabled(if: Harness.hasUmockdev, "umockdev-run is not installed"))
+struct SimulatedDeviceTests {
+    /// Synthesizes a short shake and a device of `shape` playing it `speed` times faster.
+    func simulate(
+        _ shape: String, speed: Double = 4, synth: [String] = [], name: String = #function
+    ) throws -> String {
+        let directory = try Harness.scratch(shape)
+        let trace = "\(directory)/trace.csv"
+        try Harness.shakectl(["synth", "--before", "1", "--after", "1", "--duration", "1.2", "--seed", "3", "--out", trace] + synth)
+        try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", shape, "--speed", String(speed)])
+        return directory
+    }
+
+    /// Runs the daemon on the device until a shake ends (or 20 s pass), then stops it with SIGTERM.
+    func runUntilEnded(_ directory: String, scripts: [String] = ["iio:device0"]) throws -> (DaemonProcess, Int32) {
+        let daemon = try Harness.startDaemon(directory: directory, scripts: scripts)
+        daemon.wait(timeout: 20) { $0.outline.contains("ended") }
+        let status = daemon.stop()
+        return (daemon, status)
+    }
+
+    func expectShake(_ daemon: DaemonProcess, status: Int32, axis: String = "x") {
+        #expect(daemon.outline == ["began", "ended"], "stderr:\n\(daemon.stderr)")
+        #expect(daemon.events.last?["axis"] as? String == axis)
+        #expect(status == 0)
+    }
+
+    @Test func bufferedWithTriggerAndTimestamps() throws {
+        let (daemon, status) = try runUntilEnded(try simulate("buffered"))
+        expectShake(daemon, status: status)
+        #expect(daemon.stderr.contains("the only accelerometer"))
+        #expect(daemon.stderr.contains("trigger fake-accel-dev0, timestamps"))
+        // The timestamps are the trace's: the shake began about a second in.
+        let began = daemon.events.first?["time"] as? Double ?? 0
+        #expect(began > 1 && began < 2)
+    }
+
+    @Test func bufferedWithoutTrigger() throws {
+        let (daemon, status) = try runUntilEnded(try simulate("no-trigger"))
+        expectShake(daemon, status: status)
+        #expect(daemon.stderr.contains("buffered, no trigger"))
+    }
+
+    @Test func bufferedWithoutTimestamps() throws {
+        let (daemon, status) = try runUntilEnded(try simulate("no-timestamp", speed: 1))
+        expectShake(daemon, status: status)
+        #expect(daemon.stderr.contains("trigger fake-accel-trigger, no timestamps"))
+    }
+
+    @Test func twelveBitSamplesShiftedInSixteenBitStorage() throws {
+        let (daemon, status) = try runUntilEnded(try simulate("shifted"))
+        expectShake(daemon, status: status)
+    }
+
+    @Test func bigEndianSamples() throws {
+        let (daemon, status) = try runUntilEnded(try simulate("big-endian"))
+        expectShake(daemon, status: status)
+    }
+
+    @Test func perChannelAndSharedScalesWithAnOffset() throws {
+        let (daemon, status) = try runUntilEnded(try simulate("scaled"))
+        expectShake(daemon, status: status)
+        #expect(daemon.stderr.contains("in_accel_x_scale"))
+    }
+
+    @Test func theAxisFollowsARotatedMountMatrix() throws {
+        // A side-to-side shake (the device's x), stored on the sensor's y by a sensor turned a quarter turn.
+        let horizontal = try runUntilEnded(try simulate("rotated"))
+        expectShake(horizontal.0, status: horizontal.1, axis: "x")
+        #expect(horizontal.0.stderr.contains("0, 1, 0; -1, 0, 0; 0, 0, 1 (in_accel_mount_matrix)"))
+        let vertical = try runUntilEnded(try simulate("rotated", synth: ["--direction", "vertical"]))
+        expectShake(vertical.0, status: vertical.1, axis: "y")
+    }
+
+    @Test func udevsMountMatrixWinsOverTheKernels() throws {
+        let (daemon, status) = try runUntilEnded(try simulate("udev-rotated"))
+        expectShake(daemon, status: status, axis: "x")
+        #expect(daemon.stderr.contains("0, 1, 0; -1, 0, 0; 0, 0, 1 (udev ACCEL_MOUNT_MATRIX)"))
+    }
+
+    @Test func theDisplaysAccelerometerIsPreferredOverTheBase() throws {
+        let (daemon, status) = try runUntilEnded(try simulate("two"), scripts: ["iio:device0", "iio:device1"])
+        expectShake(daemon, status: status)
+        #expect(daemon.stderr.contains("using accelerometer iio:device1 (fake-accel, accel-display)"))
+    }
+
+    @Test func aDeviceWithoutABufferIsPolled() throws {
+        let directory = try simulate("polled", speed: 1)
+        let daemon = try Harness.startDaemon(directory: directory, scripts: [])
+        defer { _ = daemon.stop() }
+        // Play the raw values into the simulated sysfs, as the sensor would update them.
+        let ready = daemon.wait(timeout: 10) { $0.stderr.contains("receiving samples") }
+        #expect(ready, "stderr:\n\(daemon.stderr)")
+        let testbed = try String(contentsOfFile: "\(directory)/testbed", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let sysfs = "\(testbed)/sys/devices/platform/fake-accel.0/iio:device0"
+        try RawPlayer.play("\(directory)/iio:device0.raw", into: sysfs)
+        daemon.wait(timeout: 5) { $0.outline.contains("ended") }
+        let status = daemon.stop()
+        expectShake(daemon, status: status)
+        #expect(daemon.stderr.contains("polled, in_accel_{x,y,z}_raw"))
+    }
+
+    @Test func aSensorVanishingMidShakeCancelsItAndCaptureResumesWhenItReturns() throws {
+        let directory = try Harness.scratch("vanish")
+        let trace = "\(directory)/trace.csv"
+        try Harness.shakectl(["synth", "--before", "1", "--after", "1", "--duration", "3", "--seed", "3", "--out", trace])
+        try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
+        let daemon = try Harness.startDaemon(directory: directory, scripts: ["iio:device0"])
+        defer { _ = daemon.stop() }
+        let began = daemon.wait(timeout: 10) { $0.outline == ["began"] }
+        #expect(began, "stderr:\n\(daemon.stderr)")
+        // The device leaves /sys/bus/iio/devices, as on a hot-unplug...
+        let testbed = try String(contentsOfFile: "\(directory)/testbed", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let link = "\(testbed)/sys/bus/iio/devices/iio:device0"
+        let away = "\(testbed)/iio:device0.away"
+        try FileManager.default.moveItem(atPath: link, toPath: away)
+        let cancelled = daemon.wait(timeout: 5) { $0.outline.count >= 2 }
+        #expect(cancelled)
+        #expect(Array(daemon.outline.prefix(2)) == ["began", "cancelled(interrupted)"], "stderr:\n\(daemon.stderr)")
+        #expect(daemon.stderr.contains("vanished"))
+        // ...and comes back.
+        try FileManager.default.moveItem(atPath: away, toPath: link)
+        let resumed = daemon.wait(timeout: 10) { $0.stderr.components(separatedBy: "receiving samples").count >= 3 }
+        #expect(resumed, "stderr:\n\(daemon.stderr)")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func withoutAnyDeviceTheDaemonWaitsAndStopsCleanly() throws {
+        let directory = try Harness.scratch("none")
+        let daemon = try Harness.startDaemon(directory: directory, scripts: [], deviceFile: false)
+        let waiting = daemon.wait(timeout: 10) { $0.stderr.contains("no IIO devices yet") }
+        #expect(waiting, "stderr:\n\(daemon.stderr)")
+        let status = daemon.stop()
+        #expect(status == 0)
+        #expect(daemon.stdout.isEmpty)
+    }
+}
+
+/// Writes a polled device's raw values into the simulated sysfs at the trace's pace.
+enum RawPlayer {
+    static func play(_ file: String, into sysfs: String) throws {
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        let start = Date()
+        for line in lines {
+            let fields = line.split(separator: " ")
+            guard fields.count == 4, let milliseconds = Double(fields[0]) else { continue }
+            let wait = milliseconds / 1000 - Date().timeIntervalSince(start)
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            for (axis, value) in zip(["x", "y", "z"], fields.dropFirst()) {
+                // Replace the file whole, so that a poll never reads half a value.
+                let path = "\(sysfs)/in_accel_\(axis)_raw"
+                try Data("\(value)\n".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            }
+        }
+    }
+}
