@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "ShakeDetection", targets: ["ShakeDetection"]),
         .library(name: "ShakeTrace", targets: ["ShakeTrace"]),
+        .library(name: "ShakeClient", targets: ["ShakeClient"]),
         .executable(name: "shakectl", targets: ["shakectl"]),
         .library(name: "IIOSensor", targets: ["IIOSensor"]),
         .executable(name: "shaked", targets: ["shaked"]),
@@ -20,13 +21,43 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
         .target(name: "ShakeDetection", swiftSettings: strictSettings),
         // Trace files (CSV `time,x,y,z`) and the trace synthesizer.
         .target(name: "ShakeTrace", dependencies: ["ShakeDetection"], swiftSettings: strictSettings),
+        // The wire protocol v1: requests and server messages as JSON lines. No I/O.
+        .target(
+            name: "ShakeProtocol",
+            dependencies: ["ShakeDetection", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strictSettings
+        ),
+        // The socket server: listening, subscribers, access control, the replay ring.
+        .target(
+            name: "ShakeServer",
+            dependencies: [
+                "ShakeDetection", "ShakeProtocol", "SystemdSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The Swift client library: connect, events as an AsyncSequence, status, reconnect with replay.
+        .target(
+            name: "ShakeClient",
+            dependencies: [
+                "ShakeDetection", "ShakeProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // systemd integration: listen fds (socket activation), notify, watchdog, journald.
+        .target(name: "SystemdSupport", swiftSettings: strictSettings),
         // Scoring the detector against labelled corpora of recordings.
         .target(name: "ShakeEvaluation", dependencies: ["ShakeDetection", "ShakeTrace"], swiftSettings: strictSettings),
         // The configuration file: schema, defaults, validation.
@@ -67,6 +98,16 @@ let package = Package(
         .testTarget(
             name: "ShakeEvaluationTests",
             dependencies: ["ShakeEvaluation", "ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeProtocolTests",
+            dependencies: ["ShakeProtocol", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeServerTests",
+            dependencies: ["ShakeServer", "ShakeClient", "ShakeProtocol", "ShakeTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,0 +1,107 @@
+import Foundation
+public import ShakeDetection
+public import ShakeProtocol
+
+extension ShakeClient {
+    /// What an event subscription reports.
+    public enum Update: Sendable, Hashable {
+        /// A shake event.
+        case shake(ServerMessage.Notification)
+        /// The daemon dropped this many events because this client read too slowly.
+        case dropped(Int)
+        /// Connected (again); `replayComplete` is false when the daemon's ring no longer held everything missed.
+        case connected(hello: ServerMessage.Hello, replayComplete: Bool)
+        /// The connection was lost; reconnecting.
+        case disconnected
+    }
+
+    /// Shake events, surviving daemon restarts: after a lost connection it reconnects (backing off up to two
+    /// seconds) and asks for `replay` of what it missed, so no event the daemon's ring still holds is lost and
+    /// none is delivered twice.
+    ///
+    /// - Parameters:
+    ///   - phases: the phases wanted (all when empty).
+    ///   - since: deliver the ring's events after this seq first.
+    ///   - reconnect: keep reconnecting (otherwise the stream ends when the connection does).
+    public func updates(
+        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true
+    ) -> AsyncThrowingStream<Update, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                var lastSeq = since
+                var lastRun: String?
+                var delay = 0.1
+                while !Task.isCancelled {
+                    do {
+                        let connection = try await connect()
+                        delay = 0.1
+                        // A daemon that restarted counts from 1 again: everything in its ring is new to us.
+                        if let run = lastRun, run != connection.hello.run { lastSeq = 0 }
+                        lastRun = connection.hello.run
+                        try await connection.send(.subscribe(phases: phases))
+                        if let seen = lastSeq { try await connection.send(.replay(since: seen)) }
+                        // While the replay is under way, live events may overtake replayed ones: hold them all
+                        // until the replay ends, then deliver in seq order.
+                        var replaying = lastSeq != nil
+                        var held: [ServerMessage.Notification] = []
+                        if !replaying { continuation.yield(.connected(hello: connection.hello, replayComplete: true)) }
+                        func deliver(_ notification: ServerMessage.Notification) {
+                            guard notification.seq > (lastSeq ?? 0) else { return }
+                            lastSeq = notification.seq
+                            continuation.yield(.shake(notification))
+                        }
+                        for try await message in connection.messages {
+                            switch message {
+                            case .shake(let notification):
+                                if replaying { held.append(notification) } else { deliver(notification) }
+                            case .replayed(_, _, let complete) where replaying:
+                                replaying = false
+                                continuation.yield(.connected(hello: connection.hello, replayComplete: complete))
+                                for notification in held.sorted(by: { $0.seq < $1.seq }) { deliver(notification) }
+                                held.removeAll()
+                            case .dropped(let count):
+                                continuation.yield(.dropped(count))
+                            case .error(let code, let message) where code == "forbidden":
+                                throw ClientError.refused(code: code, message: message)
+                            default:
+                                continue
+                            }
+                        }
+                        if lastSeq == nil { lastSeq = connection.hello.seq }
+                        guard reconnect else { break }
+                        continuation.yield(.disconnected)
+                    } catch let error as ClientError {
+                        if case .refused = error { continuation.finish(throwing: error); return }
+                        guard reconnect else { continuation.finish(throwing: error); return }
+                    } catch {
+                        guard reconnect else { continuation.finish(throwing: error); return }
+                    }
+                    try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                    delay = min(2, delay * 2)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Shake events only (see ``updates(phases:since:reconnect:)``).
+    public func events(
+        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true
+    ) -> AsyncThrowingStream<ServerMessage.Notification, any Error> {
+        let updates = updates(phases: phases, since: since, reconnect: reconnect)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await update in updates {
+                        if case .shake(let notification) = update { continuation.yield(notification) }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

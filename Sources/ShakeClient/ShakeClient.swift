@@ -1,0 +1,106 @@
+import Foundation
+public import ShakeDetection
+public import ShakeProtocol
+
+/// A client of the shaked daemon: subscribe to shake events, ask for status, simulate a shake, stream samples.
+///
+/// ```swift
+/// let client = ShakeClient()
+/// for try await shake in client.events(phases: [.ended]) {
+///     print("shake #\(shake.seq)")
+/// }
+/// ```
+public struct ShakeClient: Sendable {
+    /// The daemon's socket.
+    public var socketPath: String
+
+    /// A client of the daemon at `socketPath` (by default `$SHAKED_SOCKET`, else `/run/shaked/shaked.sock`).
+    public init(socketPath: String? = nil) {
+        self.socketPath = socketPath ?? SocketPath.default(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Opens a connection; the daemon's `hello` is read before this returns.
+    public func connect() async throws -> ShakeConnection {
+        try await ShakeConnection.open(path: socketPath)
+    }
+
+    /// The daemon's status.
+    public func status() async throws -> ServerMessage.Status {
+        let connection = try await connect()
+        defer { connection.close() }
+        try await connection.send(.status)
+        for try await message in connection.messages {
+            switch message {
+            case .status(let status): return status
+            case .error(let code, let message): throw ClientError.refused(code: code, message: message)
+            default: continue
+            }
+        }
+        throw ClientError.closed
+    }
+
+    /// Asks the daemon to run a simulated shake through its detector; its events carry `simulated`.
+    public func simulate() async throws {
+        try await expectOK(.simulate)
+    }
+
+    private func expectOK(_ request: Request) async throws {
+        let connection = try await connect()
+        defer { connection.close() }
+        try await connection.send(request)
+        for try await message in connection.messages {
+            switch message {
+            case .ok(let name) where name == request.name: return
+            case .error(let code, let message): throw ClientError.refused(code: code, message: message)
+            default: continue
+            }
+        }
+        throw ClientError.closed
+    }
+
+    /// Raw samples from the daemon's sensor, as they arrive (needs the daemon's permission).
+    public func samples() -> AsyncThrowingStream<Sample, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    let connection = try await connect()
+                    defer { connection.close() }
+                    try await connection.send(.subscribe(phases: [.ended]))
+                    try await connection.send(.samples)
+                    for try await message in connection.messages {
+                        switch message {
+                        case .sample(let sample): continuation.yield(sample)
+                        case .error(let code, let message): throw ClientError.refused(code: code, message: message)
+                        default: continue
+                        }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// What went wrong talking to the daemon.
+public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The socket could not be reached (no daemon, no permission).
+    case cannotConnect(path: String, reason: String)
+    /// The daemon refused the request.
+    case refused(code: String, message: String)
+    /// The daemon speaks another protocol version, or did not say hello.
+    case protocolMismatch(String)
+    /// The connection closed.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .cannotConnect(let path, let reason): "cannot connect to \(path): \(reason)"
+        case .refused(let code, let message): "the daemon refused (\(code)): \(message)"
+        case .protocolMismatch(let message): "protocol mismatch: \(message)"
+        case .closed: "the daemon closed the connection"
+        }
+    }
+}

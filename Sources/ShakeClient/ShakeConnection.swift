@@ -1,0 +1,118 @@
+import Foundation
+import NIOCore
+import NIOPosix
+public import ShakeProtocol
+
+/// One connection to the daemon: send requests, read its messages.
+public final class ShakeConnection: Sendable {
+    /// The daemon's greeting.
+    public let hello: ServerMessage.Hello
+    /// Everything the daemon sends after `hello`, in order; finishes when the connection closes.
+    public let messages: AsyncThrowingStream<ServerMessage, any Error>
+    private let channel: any Channel
+
+    private init(hello: ServerMessage.Hello, messages: AsyncThrowingStream<ServerMessage, any Error>, channel: any Channel) {
+        self.hello = hello
+        self.messages = messages
+        self.channel = channel
+    }
+
+    /// The longest line accepted from the daemon.
+    static let maxLineLength = 1 << 20
+
+    static func open(path: String) async throws -> ShakeConnection {
+        let (stream, continuation) = AsyncThrowingStream<ServerMessage, any Error>.makeStream()
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(LineFrameDecoder(maxLength: maxLineLength)))
+                        try channel.pipeline.syncOperations.addHandler(MessageHandler(continuation: continuation))
+                    }
+                }
+                .connect(unixDomainSocketPath: path).get()
+        } catch {
+            continuation.finish()
+            throw ClientError.cannotConnect(path: path, reason: Self.describe(error))
+        }
+        var iterator = stream.makeAsyncIterator()
+        guard let first = try await iterator.next() else {
+            channel.close(promise: nil)
+            throw ClientError.closed
+        }
+        switch first {
+        case .hello(let hello):
+            guard hello.protocolVersion == ServerMessage.protocolVersion else {
+                channel.close(promise: nil)
+                throw ClientError.protocolMismatch("the daemon speaks protocol \(hello.protocolVersion), this client \(ServerMessage.protocolVersion)")
+            }
+            // The rest of the stream continues where the iterator stopped.
+            let rest = AsyncThrowingStream<ServerMessage, any Error> {
+                try await iterator.next()
+            }
+            return ShakeConnection(hello: hello, messages: rest, channel: channel)
+        case .error(let code, let message):
+            channel.close(promise: nil)
+            throw ClientError.refused(code: code, message: message)
+        default:
+            channel.close(promise: nil)
+            throw ClientError.protocolMismatch("the daemon did not start with hello")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let io = error as? IOError {
+            return String(cString: strerror(io.errnoCode))
+        }
+        return "\(error)"
+    }
+
+    /// Sends a request.
+    public func send(_ request: Request) async throws {
+        var buffer = channel.allocator.buffer(capacity: 64)
+        buffer.writeString(request.line)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        try await channel.writeAndFlush(buffer)
+    }
+
+    /// Sends raw bytes (for tests of the daemon's error handling).
+    public func send(raw text: String) async throws {
+        var buffer = channel.allocator.buffer(capacity: text.utf8.count)
+        buffer.writeString(text)
+        try await channel.writeAndFlush(buffer)
+    }
+
+    public func close() {
+        channel.close(promise: nil)
+    }
+}
+
+private final class MessageHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = LineFrameDecoder.Frame
+
+    let continuation: AsyncThrowingStream<ServerMessage, any Error>.Continuation
+
+    init(continuation: AsyncThrowingStream<ServerMessage, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .line(let line) = unwrapInboundIn(data) else { return }
+        // A line this client cannot decode (a newer daemon's message) is skipped, not fatal.
+        if let message = try? ServerMessage.parse(line.readableBytesView) {
+            continuation.yield(message)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        continuation.finish()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        continuation.finish(throwing: error)
+        context.close(promise: nil)
+    }
+}

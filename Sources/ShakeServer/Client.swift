@@ -1,0 +1,151 @@
+import Foundation
+import NIOCore
+import ShakeDetection
+import ShakeProtocol
+
+/// One connected client, on the server's event loop.
+///
+/// Messages go straight to the socket while it is writable; when it is not (the client does not read), they
+/// wait in a bounded queue that drops its oldest entries, and the client is told how many it lost once it reads
+/// again.
+final class Client {
+    let channel: any Channel
+    let peer: PeerCredentials?
+    unowned let server: ShakeServer
+    var isSubscriber = true
+    var phases = Set(ShakeEvent.Phase.allCases)
+    var wantsSamples = false
+    var badLines = 0
+    var droppedTotal = 0
+    private var droppedUnreported = 0
+    private var pending: [ByteBuffer] = []
+    private var pendingHead = 0
+    private var closing = false
+
+    init(channel: any Channel, peer: PeerCredentials?, server: ShakeServer) {
+        self.channel = channel
+        self.peer = peer
+        self.server = server
+    }
+
+    var peerDescription: String { peer?.description ?? "unknown peer" }
+
+    private var pendingCount: Int { pending.count - pendingHead }
+
+    func send(_ buffer: ByteBuffer) {
+        guard !closing else { return }
+        if pendingCount == 0 && droppedUnreported == 0 && channel.isWritable {
+            channel.writeAndFlush(buffer, promise: nil)
+            return
+        }
+        if pendingCount >= server.configuration.queueLimit {
+            pendingHead += 1
+            droppedUnreported += 1
+            droppedTotal += 1
+            server.dropped(1, by: self)
+        }
+        pending.append(buffer)
+        if pendingHead > 64 && pendingHead * 2 > pending.count {
+            pending.removeFirst(pendingHead)
+            pendingHead = 0
+        }
+        drain()
+    }
+
+    /// Writes what waits, while the socket takes it.
+    func drain() {
+        guard !closing || pendingCount > 0 else { return }
+        var wrote = false
+        while channel.isWritable && (droppedUnreported > 0 || pendingCount > 0) {
+            if droppedUnreported > 0 {
+                channel.write(server.buffer(ServerMessage.dropped(count: droppedUnreported).line), promise: nil)
+                droppedUnreported = 0
+            } else {
+                channel.write(pending[pendingHead], promise: nil)
+                pendingHead += 1
+            }
+            wrote = true
+        }
+        if pendingCount == 0 {
+            pending.removeAll(keepingCapacity: true)
+            pendingHead = 0
+        }
+        if wrote { channel.flush() }
+    }
+
+    /// Writes everything still owed, then closes.
+    func flushAndClose() -> EventLoopFuture<Void> {
+        closing = true
+        for index in pendingHead..<pending.count { channel.write(pending[index], promise: nil) }
+        pending.removeAll()
+        pendingHead = 0
+        return channel.writeAndFlush(ByteBuffer()).flatMap { self.channel.close() }.recover { _ in }
+    }
+
+    func close() {
+        closing = true
+        channel.close(promise: nil)
+    }
+}
+
+/// Connects a channel to the server.
+final class ClientHandler: ChannelInboundHandler {
+    typealias InboundIn = LineFrameDecoder.Frame
+
+    private let server: ShakeServer
+    private var client: Client?
+    /// Lines that arrive before the peer's credentials are known.
+    private var early: [LineFrameDecoder.Frame] = []
+    private var active = false
+
+    init(server: ShakeServer) {
+        self.server = server
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        active = true
+        let channel = context.channel
+        let credentials: EventLoopFuture<UnixCredentials?> =
+            (channel as? any SocketOptionProvider).map {
+                $0.unsafeGetSocketOption(level: .init(SOL_SOCKET), name: .init(SO_PEERCRED)).map(Optional.some)
+            } ?? channel.eventLoop.makeSucceededFuture(nil)
+        credentials.recover { _ in nil }.whenSuccess { [self] raw in
+            guard active else { return }
+            let peer = raw.map {
+                PeerCredentials(
+                    pid: $0.pid, uid: $0.uid, gid: $0.gid, supplementaryGroups: PeerCredentials.supplementaryGroups(of: $0.pid))
+            }
+            let client = Client(channel: channel, peer: peer, server: server)
+            self.client = client
+            server.accept(client)
+            for frame in early { server.receive(frame, from: client) }
+            early.removeAll()
+        }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        guard let client else {
+            if early.count < 64 { early.append(frame) }
+            return
+        }
+        server.receive(frame, from: client)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        client?.drain()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        active = false
+        if let client { server.remove(client) }
+        client = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,53 @@
+/// How the server listens and treats its clients.
+public struct ServerConfiguration: Sendable, Hashable {
+    /// Most clients connected at once; more are refused with an error line.
+    public var maxClients = 2048
+    /// Messages buffered for a client that does not read; past this the oldest are dropped (and counted).
+    public var queueLimit = 256
+    /// Dropped messages after which a client that does not read is disconnected.
+    public var dropLimit = 4096
+    /// The longest request line, in bytes.
+    public var maxLineLength = 4096
+    /// Bad lines (not JSON, unknown requests...) a client may send before it is disconnected.
+    public var maxBadLines = 20
+    /// Recent events kept for `replay`.
+    public var replayCapacity = 1024
+    /// Who may do what.
+    public var access = AccessPolicy()
+
+    public init() {}
+}
+
+/// Who may use the socket: decided from the peer's credentials (SO_PEERCRED), never from what it says.
+public struct AccessPolicy: Sendable, Hashable {
+    /// Who may subscribe to events and ask for status and replay (beyond being able to open the socket).
+    public var subscribe = PeerRule.everyone
+    /// Who may stream raw samples and simulate shakes: raw accelerometer data can leak what a person types.
+    public var privileged = PeerRule(users: [], groups: [])
+
+    public init() {}
+}
+
+/// A set of peers: everyone, or the listed users and groups. Root is always allowed.
+public struct PeerRule: Sendable, Hashable {
+    public var everyone: Bool
+    public var users: Set<UInt32>
+    public var groups: Set<UInt32>
+
+    public init(users: Set<UInt32>, groups: Set<UInt32>) {
+        everyone = false
+        self.users = users
+        self.groups = groups
+    }
+
+    public static let everyone: PeerRule = {
+        var rule = PeerRule(users: [], groups: [])
+        rule.everyone = true
+        return rule
+    }()
+
+    public func allows(_ peer: PeerCredentials) -> Bool {
+        everyone || peer.uid == 0 || users.contains(peer.uid) || groups.contains(peer.gid)
+            || !groups.isDisjoint(with: peer.supplementaryGroups)
+    }
+}

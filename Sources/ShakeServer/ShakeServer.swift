@@ -1,0 +1,302 @@
+public import Foundation
+public import Logging
+public import NIOCore
+import NIOPosix
+public import ShakeDetection
+public import ShakeProtocol
+
+/// The socket server: accepts subscribers on a Unix stream socket and sends each of them every shake event as a
+/// JSON line (protocol v1, `docs/protocol.md`), answers their requests, and keeps subscribers from holding each
+/// other up.
+///
+/// All of its state lives on one event loop; the methods that publish are safe to call from any thread.
+public final class ShakeServer: @unchecked Sendable {
+    /// What the daemon provides to the server.
+    public struct Hooks: Sendable {
+        /// The daemon's state for `hello` and `status`.
+        public var status: @Sendable () -> DaemonStatus
+        /// Runs a simulated shake through the detector (`{"request":"simulate"}`).
+        public var simulate: @Sendable () -> Void
+        /// Called (on the server's loop) when the number of clients that want events or samples changes, so
+        /// capture can stop while nobody listens.
+        public var listenersChanged: @Sendable (_ subscribers: Int, _ sampleStreams: Int) -> Void
+
+        public init(
+            status: @escaping @Sendable () -> DaemonStatus,
+            simulate: @escaping @Sendable () -> Void = {},
+            listenersChanged: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
+        ) {
+            self.status = status
+            self.simulate = simulate
+            self.listenersChanged = listenersChanged
+        }
+    }
+
+    /// The daemon's side of `status`.
+    public struct DaemonStatus: Sendable {
+        public var sensor: SensorInfo
+        public var shaking: Bool
+        public var counters: [String: Int]
+
+        public init(sensor: SensorInfo, shaking: Bool, counters: [String: Int] = [:]) {
+            self.sensor = sensor
+            self.shaking = shaking
+            self.counters = counters
+        }
+    }
+
+    /// Where to listen.
+    public enum Listener: Sendable {
+        /// A socket file, created with the given mode and (optionally) group.
+        case path(String, mode: UInt32 = 0o666, group: UInt32? = nil)
+        /// A listening socket passed by systemd.
+        case descriptor(Int32)
+    }
+
+    public let configuration: ServerConfiguration
+    let logger: Logger
+    let hooks: Hooks
+    let group: MultiThreadedEventLoopGroup
+    let eventLoop: any EventLoop
+    private let started = Date()
+    /// Identifies this run: clients that see it change know seq numbers started again.
+    public let run = String(UInt64.random(in: 1...UInt64.max), radix: 16)
+
+    // State confined to `eventLoop`.
+    private var listener: (any Channel)?
+    private var clients: [ObjectIdentifier: Client] = [:]
+    private var seq = 0
+    private var ring: [(seq: Int, phase: ShakeEvent.Phase, line: ByteBuffer)] = []
+    private var ringStart = 0
+    private var counters = ServerCounters()
+    private var socketFile: String?
+
+    struct ServerCounters {
+        var connections = 0
+        var refused = 0
+        var badLines = 0
+        var dropped = 0
+        var disconnectedSlow = 0
+    }
+
+    public init(configuration: ServerConfiguration = ServerConfiguration(), hooks: Hooks, logger: Logger) {
+        self.configuration = configuration
+        self.hooks = hooks
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        eventLoop = group.next()
+    }
+
+    /// Starts listening.
+    /// - Throws: ``SocketFile/Unavailable`` when the path is taken by a live daemon or is not a socket, or the
+    ///   error of binding.
+    public func start(_ listener: Listener) async throws {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 512)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 16 * 1024, high: 64 * 1024))
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(LineFrameDecoder(maxLength: configuration.maxLineLength)))
+                    try channel.pipeline.syncOperations.addHandler(ClientHandler(server: self))
+                }
+            }
+        let channel: any Channel
+        switch listener {
+        case .path(let path, let mode, let group):
+            try SocketFile.prepare(path)
+            channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            if chmod(path, mode_t(mode)) != 0 {
+                logger.warning("cannot set the socket's mode", metadata: ["path": "\(path)", "errno": "\(errno)"])
+            }
+            if let group, chown(path, uid_t.max, gid_t(group)) != 0 {
+                logger.warning("cannot set the socket's group", metadata: ["path": "\(path)", "gid": "\(group)"])
+            }
+            try await eventLoop.submit { self.socketFile = path }.get()
+            logger.info("listening", metadata: ["socket": "\(path)"])
+        case .descriptor(let descriptor):
+            channel = try await bootstrap.withBoundSocket(descriptor).get()
+            logger.info("listening on the socket passed by systemd", metadata: ["fd": "\(descriptor)"])
+        }
+        try await eventLoop.submit { self.listener = channel }.get()
+    }
+
+    /// Stops: closes the listening socket, flushes what each client is owed, then closes every connection.
+    public func shutdown() async {
+        let closing: EventLoopFuture<Void> = eventLoop.flatSubmit {
+            let listenerClosed = self.listener?.close() ?? self.eventLoop.makeSucceededVoidFuture()
+            let clientsClosed = self.clients.values.map { $0.flushAndClose() }
+            return EventLoopFuture.andAllComplete([listenerClosed] + clientsClosed, on: self.eventLoop)
+        }
+        try? await closing.get()
+        if let path = try? await eventLoop.submit({ self.socketFile }).get() {
+            unlink(path)
+        }
+        try? await group.shutdownGracefully()
+    }
+
+    /// Sends a detector event to every subscriber, numbered, and keeps it for replay.
+    public func publish(_ event: ShakeEvent, simulated: Bool = false, at date: Date = Date()) {
+        eventLoop.execute { self.broadcast(event, simulated: simulated, date: date) }
+    }
+
+    /// Sends a raw sample to the clients that asked for samples.
+    public func publish(sample: Sample) {
+        eventLoop.execute {
+            guard self.clients.values.contains(where: \.wantsSamples) else { return }
+            let buffer = self.buffer(ServerMessage.sample(sample).line)
+            for client in self.clients.values where client.wantsSamples {
+                client.send(buffer)
+            }
+        }
+    }
+
+    /// The number of connected clients (for tests and status).
+    public func clientCount() async -> Int {
+        (try? await eventLoop.submit { self.clients.count }.get()) ?? 0
+    }
+
+    /// The seq of the latest event.
+    public func latestSeq() async -> Int {
+        (try? await eventLoop.submit { self.seq }.get()) ?? 0
+    }
+
+    // MARK: - On the event loop
+
+    func buffer(_ line: String) -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: line.utf8.count + 1)
+        buffer.writeString(line)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return buffer
+    }
+
+    private func broadcast(_ event: ShakeEvent, simulated: Bool, date: Date) {
+        seq += 1
+        let notification = ServerMessage.Notification(
+            event: event, seq: seq, timestamp: Timestamp.rfc3339(date), simulated: simulated)
+        let line = buffer(ServerMessage.shake(notification).line)
+        if ring.count < configuration.replayCapacity {
+            ring.append((seq, event.phase, line))
+        } else {
+            ring[ringStart] = (seq, event.phase, line)
+            ringStart = (ringStart + 1) % ring.count
+        }
+        for client in clients.values where client.isSubscriber && client.phases.contains(event.phase) {
+            client.send(line)
+        }
+    }
+
+    func accept(_ client: Client) {
+        counters.connections += 1
+        guard clients.count < configuration.maxClients else {
+            counters.refused += 1
+            logger.warning("refused a client: too many clients", metadata: ["peer": "\(client.peerDescription)", "limit": "\(configuration.maxClients)"])
+            client.send(buffer(ServerMessage.error(code: "too_many_clients", message: "the daemon serves at most \(configuration.maxClients) clients").line))
+            _ = client.flushAndClose()
+            return
+        }
+        if let peer = client.peer, !configuration.access.subscribe.allows(peer) {
+            counters.refused += 1
+            logger.warning("refused a client: not allowed to subscribe", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
+            client.send(buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
+            _ = client.flushAndClose()
+            return
+        }
+        clients[ObjectIdentifier(client)] = client
+        let status = hooks.status()
+        client.send(buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
+        listenersChanged()
+    }
+
+    func remove(_ client: Client) {
+        guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        listenersChanged()
+    }
+
+    private func listenersChanged() {
+        let subscribers = clients.values.filter(\.isSubscriber).count
+        let streams = clients.values.filter(\.wantsSamples).count
+        hooks.listenersChanged(subscribers, streams)
+    }
+
+    func receive(_ frame: LineFrameDecoder.Frame, from client: Client) {
+        let request: Request
+        do {
+            switch frame {
+            case .tooLong:
+                throw RequestError.tooLong(limit: configuration.maxLineLength)
+            case .line(let line):
+                if line.readableBytes == 0 { return }  // Blank lines are harmless keep-alives.
+                request = try Request.parse(line.readableBytesView)
+            }
+        } catch let error as RequestError {
+            reject(client, error)
+            return
+        } catch {
+            return
+        }
+        if request.isPrivileged, let peer = client.peer, !configuration.access.privileged.allows(peer) {
+            counters.refused += 1
+            logger.warning(
+                "refused a request", metadata: ["request": "\(request.name)", "pid": "\(peer.pid)", "uid": "\(peer.uid)", "gid": "\(peer.gid)"])
+            client.send(buffer(ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line))
+            return
+        }
+        switch request {
+        case .status:
+            let status = hooks.status()
+            var counters = status.counters
+            counters["clients_refused"] = self.counters.refused
+            counters["connections"] = self.counters.connections
+            counters["bad_lines"] = self.counters.badLines
+            counters["events_dropped"] = self.counters.dropped
+            let message = ServerMessage.Status(
+                sensor: status.sensor, subscribers: clients.values.filter(\.isSubscriber).count, shaking: status.shaking,
+                seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
+            client.send(buffer(ServerMessage.status(message).line))
+        case .subscribe(let phases):
+            client.phases = phases.isEmpty ? Set(ShakeEvent.Phase.allCases) : phases
+            client.isSubscriber = true
+            client.send(buffer(ServerMessage.ok(request: "subscribe").line))
+            listenersChanged()
+        case .replay(let since):
+            let ordered = ring.count < configuration.replayCapacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
+            let oldest = ordered.first?.seq ?? (seq + 1)
+            var count = 0
+            for entry in ordered where entry.seq > since && client.phases.contains(entry.phase) {
+                client.send(entry.line)
+                count += 1
+            }
+            let complete = since >= seq || since + 1 >= oldest
+            client.send(buffer(ServerMessage.replayed(since: since, count: count, complete: complete).line))
+        case .samples:
+            client.wantsSamples = true
+            client.send(buffer(ServerMessage.ok(request: "samples").line))
+            listenersChanged()
+        case .simulate:
+            logger.info("simulating a shake", metadata: ["pid": "\(client.peer?.pid ?? 0)"])
+            client.send(buffer(ServerMessage.ok(request: "simulate").line))
+            hooks.simulate()
+        }
+    }
+
+    private func reject(_ client: Client, _ error: RequestError) {
+        counters.badLines += 1
+        client.badLines += 1
+        client.send(buffer(ServerMessage.error(code: error.code, message: error.message).line))
+        if client.badLines > configuration.maxBadLines {
+            logger.warning("disconnected a client that kept sending bad lines", metadata: ["peer": "\(client.peerDescription)"])
+            client.send(buffer(ServerMessage.error(code: "too_many_errors", message: "disconnected after \(configuration.maxBadLines) bad lines").line))
+            _ = client.flushAndClose()
+        }
+    }
+
+    func dropped(_ count: Int, by client: Client) {
+        counters.dropped += count
+        if client.droppedTotal > configuration.dropLimit {
+            counters.disconnectedSlow += 1
+            logger.warning("disconnected a client that does not read", metadata: ["peer": "\(client.peerDescription)", "dropped": "\(client.droppedTotal)"])
+            client.close()
+        }
+    }
+}

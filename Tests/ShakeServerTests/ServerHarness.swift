@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import ShakeClient
+import ShakeDetection
+import ShakeProtocol
+import ShakeServer
+
+/// A server on a fresh socket path, with a status the test controls.
+final class ServerHarness: Sendable {
+    let path: String
+    let server: ShakeServer
+    let simulated = Counter()
+    let listeners = Counter()
+
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func set(_ new: Int) { lock.withLock { value = new } }
+        func increment() { lock.withLock { value += 1 } }
+        var current: Int { lock.withLock { value } }
+    }
+
+    init(configuration: ServerConfiguration = ServerConfiguration(), name: String = #function) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-test-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        chmod(directory.path, 0o755)
+        path = directory.appendingPathComponent("shaked.sock").path
+        let simulated = self.simulated
+        let listeners = self.listeners
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        server = ShakeServer(
+            configuration: configuration,
+            hooks: .init(
+                status: { .init(sensor: SensorInfo(source: "test", name: "fake", rate: 100), shaking: false, counters: ["samples": 42]) },
+                simulate: { simulated.increment() },
+                listenersChanged: { subscribers, _ in listeners.set(subscribers) }),
+            logger: logger)
+        try await server.start(.path(path))
+    }
+
+    var client: ShakeClient { ShakeClient(socketPath: path) }
+
+    func stop() async {
+        await server.shutdown()
+        try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
+    }
+
+    /// Waits until `condition` holds, for at most `seconds`.
+    static func eventually(_ seconds: Double = 5, _ condition: () async -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if await condition() { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return await condition()
+    }
+}
+
+/// A raw Unix-socket client with blocking I/O, for misbehaving peers (never reading, sending garbage).
+final class RawClient {
+    let fd: Int32
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    private var buffered: [UInt8] = []
+
+    /// Reads one line (without the newline), or nil at end of stream or time-out.
+    func readLine() -> String? {
+        while true {
+            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffered[..<newline], as: UTF8.self)
+                buffered.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            guard count > 0 else { return nil }
+            buffered += chunk[..<count]
+        }
+    }
+
+    /// Reads lines until one contains `text`; returns it, or nil.
+    func readLine(containing text: String, limit: Int = 100_000) -> String? {
+        for _ in 0..<limit {
+            guard let line = readLine() else { return nil }
+            if line.contains(text) { return line }
+        }
+        return nil
+    }
+}

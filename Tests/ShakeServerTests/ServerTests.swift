@@ -1,0 +1,352 @@
+import Foundation
+import ShakeClient
+import ShakeDetection
+import ShakeProtocol
+import ShakeServer
+import Testing
+
+let ended = ShakeEvent.ended(ShakeSummary(time: 3.02, began: 2.31, peak: 24.5, axis: .x, reversals: 7))
+
+@Suite(.serialized)
+struct ServerTests {
+    @Test func aThousandSubscribersAllGetTheSameEvent() async throws {
+        let harness = try await ServerHarness()
+        var connections: [ShakeConnection] = []
+        for _ in 0..<1000 {
+            connections.append(try await harness.client.connect())
+        }
+        #expect(await ServerHarness.eventually { await harness.server.clientCount() == 1000 })
+        harness.server.publish(.began(time: 2.31))
+        harness.server.publish(ended)
+        let seqs = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for connection in connections {
+                group.addTask {
+                    var seen: [Int] = []
+                    for try await message in connection.messages {
+                        if case .shake(let notification) = message {
+                            seen.append(notification.seq)
+                            if case .ended = notification.event { break }
+                        }
+                    }
+                    return seen
+                }
+            }
+            var all: [[Int]] = []
+            for try await seen in group { all.append(seen) }
+            return all
+        }
+        #expect(seqs.count == 1000)
+        #expect(seqs.allSatisfy { $0 == [1, 2] })
+        for connection in connections { connection.close() }
+        await harness.stop()
+    }
+
+    @Test func helloStatusAndSubscribeFilter() async throws {
+        let harness = try await ServerHarness()
+        let connection = try await harness.client.connect()
+        #expect(connection.hello.sensor.name == "fake")
+        #expect(connection.hello.seq == 0)
+        try await connection.send(.subscribe(phases: [.ended]))
+        try await connection.send(.status)
+        var iterator = connection.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .ok(request: "subscribe"))
+        guard case .status(let status) = try await iterator.next() else {
+            Issue.record("no status")
+            return
+        }
+        #expect(status.subscribers == 1 && status.counters["samples"] == 42 && status.seq == 0)
+        harness.server.publish(.began(time: 1))
+        harness.server.publish(ended)
+        guard case .shake(let notification) = try await iterator.next() else {
+            Issue.record("no event")
+            return
+        }
+        #expect(notification.event == ended)  // began was filtered out
+        #expect(notification.seq == 2)
+        #expect(notification.timestamp.hasSuffix("Z") && notification.timestamp.count == 24)
+        connection.close()
+        await harness.stop()
+    }
+
+    @Test func replayGivesExactlyWhatWasMissed() async throws {
+        var configuration = ServerConfiguration()
+        configuration.replayCapacity = 8
+        let harness = try await ServerHarness(configuration: configuration)
+        for index in 1...6 { harness.server.publish(.began(time: Double(index))) }
+        #expect(await ServerHarness.eventually { await harness.server.latestSeq() == 6 })
+        let connection = try await harness.client.connect()
+        try await connection.send(.replay(since: 3))
+        var seqs: [Int] = []
+        for try await message in connection.messages {
+            if case .shake(let notification) = message { seqs.append(notification.seq) }
+            if case .replayed(let since, let count, let complete) = message {
+                #expect(since == 3 && count == 3 && complete)
+                break
+            }
+        }
+        #expect(seqs == [4, 5, 6])
+        // Past the ring's capacity, the answer says it is incomplete.
+        for index in 7...20 { harness.server.publish(.began(time: Double(index))) }
+        #expect(await ServerHarness.eventually { await harness.server.latestSeq() == 20 })
+        try await connection.send(.replay(since: 2))
+        seqs = []
+        var complete = true
+        for try await message in connection.messages {
+            if case .shake(let notification) = message, notification.seq > 6 { seqs.append(notification.seq) }
+            if case .replayed(_, _, let done) = message {
+                complete = done
+                if seqs.count >= 8 { break }
+            }
+        }
+        #expect(seqs.suffix(8) == Array(13...20))
+        #expect(!complete)
+        connection.close()
+        await harness.stop()
+    }
+
+    @Test func everyBadLineGetsAnErrorAndOthersAreNotDisturbed() async throws {
+        var configuration = ServerConfiguration()
+        configuration.maxBadLines = 8
+        configuration.maxLineLength = 1024
+        let harness = try await ServerHarness(configuration: configuration)
+        let bystander = try await harness.client.connect()
+        let raw = try RawClient(path: harness.path)
+        #expect(raw.readLine()?.contains(#""event":"hello""#) == true)
+        let lines = [
+            "not json", "[1]", #"{"request":"fly"}"#, #"{"request":1}"#, #"{"request":"replay"}"#,
+            #"{"request":"status","x":1}"#, String(repeating: "x", count: 5000),
+        ]
+        let codes = ["not_json", "not_an_object", "unknown_request", "wrong_type", "missing_field", "unknown_field", "line_too_long"]
+        for (line, code) in zip(lines, codes) {
+            raw.write(line + "\n")
+            #expect(raw.readLine()?.contains(#""error":"\#(code)""#) == true, "\(code)")
+        }
+        raw.write("\n")  // A blank line is not an error.
+        raw.write(#"{"request":"status"}"# + "\n")
+        #expect(raw.readLine()?.contains(#""event":"status""#) == true)
+        // Two more bad lines pass the limit: the client is told and disconnected.
+        raw.write("x\ny\n")
+        #expect(raw.readLine(containing: "too_many_errors") != nil)
+        #expect(raw.readLine() == nil)
+        // The bystander still gets events.
+        harness.server.publish(ended)
+        var iterator = bystander.messages.makeAsyncIterator()
+        guard case .shake(let notification) = try await iterator.next() else {
+            Issue.record("the bystander got nothing")
+            return
+        }
+        #expect(notification.seq == 1)
+        bystander.close()
+        await harness.stop()
+    }
+
+    @Test func aMegabyteLineWithoutNewlineCostsNothing() async throws {
+        let harness = try await ServerHarness()
+        let raw = try RawClient(path: harness.path)
+        _ = raw.readLine()
+        raw.write(String(repeating: "a", count: 1 << 20))
+        #expect(raw.readLine()?.contains("line_too_long") == true)
+        raw.write("\n" + #"{"request":"status"}"# + "\n")
+        #expect(raw.readLine(containing: #""event":"status""#) != nil)
+        await harness.stop()
+    }
+
+    @Test func aSubscriberThatNeverReadsDelaysNobodyAndIsCutOff() async throws {
+        var configuration = ServerConfiguration()
+        configuration.queueLimit = 64
+        configuration.dropLimit = 500
+        let harness = try await ServerHarness(configuration: configuration)
+        let stalled = try RawClient(path: harness.path)  // never reads
+        let reader = try await harness.client.connect()
+        let count = 5000
+        let received = Task {
+            var last = 0
+            for try await message in reader.messages {
+                if case .shake(let notification) = message {
+                    #expect(notification.seq == last + 1)
+                    last = notification.seq
+                    if last == count { break }
+                }
+            }
+            return last
+        }
+        let start = Date()
+        // Fast, but at a pace a reading client can follow: batches of 100.
+        for batch in 0..<(count / 100) {
+            for index in 0..<100 { harness.server.publish(.began(time: Double(batch * 100 + index))) }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(try await received.value == count)
+        #expect(Date().timeIntervalSince(start) < 10)
+        // The stalled client fell past the drop limit and was disconnected.
+        #expect(await ServerHarness.eventually { await harness.server.clientCount() == 1 })
+        _ = stalled
+        reader.close()
+        await harness.stop()
+    }
+
+    @Test func aSlowReaderIsToldHowManyItLost() async throws {
+        var configuration = ServerConfiguration()
+        configuration.queueLimit = 16
+        configuration.dropLimit = 1_000_000
+        let harness = try await ServerHarness(configuration: configuration)
+        let slow = try RawClient(path: harness.path)
+        _ = slow.readLine()
+        // Enough events to fill the socket buffers and the queue.
+        for index in 0..<20_000 { harness.server.publish(.began(time: Double(index))) }
+        #expect(await ServerHarness.eventually { await harness.server.latestSeq() == 20_000 })
+        let dropped = slow.readLine(containing: #""event":"dropped""#)
+        #expect(dropped != nil)
+        // After the notice come the newest events, ending with the last one.
+        #expect(slow.readLine(containing: #""seq":20000"#) != nil)
+        await harness.stop()
+    }
+
+    @Test func tooManyClientsAreRefusedPolitely() async throws {
+        var configuration = ServerConfiguration()
+        configuration.maxClients = 3
+        let harness = try await ServerHarness(configuration: configuration)
+        let clients = try (0..<3).map { _ in try RawClient(path: harness.path) }
+        for client in clients { #expect(client.readLine()?.contains("hello") == true) }
+        let extra = try RawClient(path: harness.path)
+        #expect(extra.readLine()?.contains(#""error":"too_many_clients""#) == true)
+        #expect(extra.readLine() == nil)
+        await harness.stop()
+    }
+
+    @Test func simulateAndSamplesAreForPrivilegedPeersOnly() async throws {
+        // This process is allowed (root, or listed); a peer that is neither is refused.
+        var configuration = ServerConfiguration()
+        configuration.access.privileged = PeerRule(users: [getuid()], groups: [])
+        let harness = try await ServerHarness(configuration: configuration)
+        try await harness.client.simulate()
+        #expect(harness.simulated.current == 1)
+        harness.server.publish(sample: Sample(time: 1, x: 0, y: 0, z: 9.81))  // nobody asked yet: nothing sent
+        let samples = harness.client.samples()
+        let feeder = Task {
+            while !Task.isCancelled {
+                harness.server.publish(sample: Sample(time: 2, x: 1, y: 2, z: 3))
+                try? await Task.sleep(nanoseconds: 10_000_000)
+            }
+        }
+        var iterator = samples.makeAsyncIterator()
+        let first = try await iterator.next()
+        feeder.cancel()
+        #expect(first?.acceleration == Vector3(x: 1, y: 2, z: 3))
+        await harness.stop()
+    }
+
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+    func aPeerWithoutRightsIsRefused() async throws {
+        let harness = try await ServerHarness()  // Default: privileged = root only.
+        chmod(harness.path, 0o666)
+        let script = """
+            import socket,sys
+            s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f=s.makefile('rw')
+            f.readline()
+            for r in ['{"request":"samples"}','{"request":"simulate"}','{"request":"status"}']:
+                f.write(r+'\\n'); f.flush(); print(f.readline().strip())
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, harness.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        process.waitUntilExit()
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.first?.contains(#""error":"forbidden""#) == true)
+        #expect(lines.dropFirst().first?.contains(#""error":"forbidden""#) == true)
+        #expect(lines.last?.contains(#""event":"status""#) == true)
+        #expect(harness.simulated.current == 0)
+        await harness.stop()
+    }
+
+    @Test func aStaleSocketIsReplacedAndALiveOneRefused() async throws {
+        let harness = try await ServerHarness()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let second = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
+        await #expect(throws: SocketFile.Unavailable.self) { try await second.start(.path(harness.path)) }
+        await second.shutdown()
+        // Leave a stale socket file behind: a socket bound, never listening.
+        await harness.server.shutdown()
+        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in harness.path.utf8.enumerated() { buffer[index] = byte }
+        }
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        close(stale)
+        let third = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
+        try await third.start(.path(harness.path))
+        let connection = try await ShakeClient(socketPath: harness.path).connect()
+        #expect(connection.hello.sensor.source == "none")
+        connection.close()
+        await third.shutdown()
+        // A regular file is never replaced.
+        #expect(FileManager.default.createFile(atPath: harness.path, contents: Data("keep".utf8)))
+        let fourth = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
+        await #expect(throws: SocketFile.Unavailable.self) { try await fourth.start(.path(harness.path)) }
+        await fourth.shutdown()
+        #expect(FileManager.default.contents(atPath: harness.path) == Data("keep".utf8))
+        try? FileManager.default.removeItem(atPath: (harness.path as NSString).deletingLastPathComponent)
+    }
+}
+
+import Logging
+
+@Suite(.serialized)
+struct ClientTests {
+    @Test func updatesSurviveADaemonRestartAndMissNothing() async throws {
+        let harness = try await ServerHarness()
+        let client = harness.client
+        let collected = Task {
+            var seqs: [(run: Int, seq: Int)] = []
+            var run = 0
+            for try await update in client.updates() {
+                switch update {
+                case .connected: run += 1
+                case .shake(let notification):
+                    seqs.append((run, notification.seq))
+                    if seqs.count == 5 { return seqs }
+                default: break
+                }
+            }
+            return seqs
+        }
+        #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
+        harness.server.publish(.began(time: 1))
+        harness.server.publish(ended)
+        #expect(await ServerHarness.eventually { await harness.server.latestSeq() == 2 })
+        try await Task.sleep(nanoseconds: 100_000_000)
+        await harness.server.shutdown()
+        // A new daemon run on the same path publishes three events before the client is back.
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let restarted = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
+        try await restarted.start(.path(harness.path))
+        restarted.publish(.began(time: 10))
+        restarted.publish(.began(time: 11))
+        restarted.publish(.began(time: 12))
+        let seqs = try await collected.value
+        #expect(seqs.map(\.seq) == [1, 2, 1, 2, 3])
+        #expect(seqs.map(\.run) == [1, 1, 2, 2, 2])
+        await restarted.shutdown()
+        try? FileManager.default.removeItem(atPath: (harness.path as NSString).deletingLastPathComponent)
+    }
+
+    @Test func connectingToNothingSaysWhy() async {
+        do {
+            _ = try await ShakeClient(socketPath: "/nonexistent/shaked.sock").connect()
+            Issue.record("connected to nothing")
+        } catch let error as ClientError {
+            #expect(error.description.contains("/nonexistent/shaked.sock"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}
