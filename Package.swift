@@ -132,7 +132,8 @@ let package = Package(
         .executableTarget(
             name: "shaked",
             dependencies: [
-                "IIOSensor", "ShakeDetection", "ShakeTrace", "ShakeConfig",
+                "IIOSensor", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
+                "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

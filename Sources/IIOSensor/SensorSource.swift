@@ -32,6 +32,9 @@ public final class SensorSource {
         }
     }
 
+    /// Called with the accelerometer and its rate when capture starts from it, and with nil when it stops.
+    public var sensorChanged: ((Accelerometer, Double)?) -> Void = { _ in }
+
     private let backend: any IIOBackend
     private let configuration: Configuration
     private let logger: Logger
@@ -149,6 +152,8 @@ public final class SensorSource {
             return waitForChange(from: fingerprint, wakeup: wakeup) ? .stopped : .restart("the sensor cannot be read")
         }
         logger.info("capturing from \(accelerometer.id): \(driver.summary)")
+        sensorChanged((accelerometer, rate))
+        defer { sensorChanged(nil) }
 
         let matrix = accelerometer.mountMatrix
         var fingerprint = fingerprint

@@ -21,6 +21,8 @@ public struct ShakeDetector: Sendable {
         public var began = 0
         public var ended = 0
         public var cancelled = 0
+
+        public init() {}
     }
 
     private enum Mode: Sendable {

@@ -275,8 +275,8 @@ public final class ShakeServer: @unchecked Sendable {
             listenersChanged()
         case .simulate:
             logger.info("simulating a shake", metadata: ["pid": "\(client.peer?.pid ?? 0)"])
-            client.send(buffer(ServerMessage.ok(request: "simulate").line))
             hooks.simulate()
+            client.send(buffer(ServerMessage.ok(request: "simulate").line))
         }
     }
 

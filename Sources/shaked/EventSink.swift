@@ -3,15 +3,24 @@ import Logging
 import ShakeDetection
 
 /// Where the detector's events go: JSON lines on standard output (with `--print-events`), and the log.
-struct EventSink {
+struct EventSink: Sendable {
     let printEvents: Bool
     let logger: Logger
 
-    func emit(_ event: ShakeEvent) {
+    func emit(_ event: ShakeEvent, simulated: Bool = false) {
         if printEvents {
+            var writer = JSONObjectWriter()
+            event.write(to: &writer)
+            if simulated { writer.add("simulated", true) }
             // One write per line: nothing is held back in a buffer.
-            FileHandle.standardOutput.write(Data((event.json + "\n").utf8))
+            FileHandle.standardOutput.write(Data((writer.result + "\n").utf8))
         }
+        let logger: Logger = {
+            guard simulated else { return self.logger }
+            var logger = self.logger
+            logger[metadataKey: "simulated"] = "true"
+            return logger
+        }()
         switch event {
         case .began(let time):
             logger.info("shake began", metadata: ["time": "\(JSONObjectWriter.format(time, decimals: 3))"])

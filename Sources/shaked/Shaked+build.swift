@@ -1,8 +1,12 @@
 import ArgumentParser
 import IIOSensor
 import Logging
+import Foundation
 import ShakeConfig
 import ShakeDetection
+import ShakeProtocol
+import ShakeServer
+import SystemdSupport
 
 /// Where samples come from, as `--source` names it.
 enum SourceSpec: Equatable {
@@ -52,17 +56,45 @@ extension Shaked {
         }
 
         let sink = EventSink(printEvents: printEvents, logger: logger)
+        let options = daemonOptions(logger: logger)
         switch SourceSpec(parsing: source)! {
         case .iio(let uri):
             let configuration = SensorSource.Configuration(
                 request: device.map(DeviceRequest.init(parsing:)) ?? .automatic, rate: rate)
             return Daemon(
                 settings: settings, sink: sink, logger: logger,
-                input: .iio(backend: LibIIOBackend(uri: uri), configuration: configuration))
+                input: .iio(backend: LibIIOBackend(uri: uri), configuration: configuration), options: options)
         case .replay(let path):
             return Daemon(
                 settings: settings, sink: sink, logger: logger,
-                input: .replay(path: path, speed: speed, loop: loop))
+                input: .replay(path: path, speed: speed, loop: loop), options: options)
         }
+    }
+
+    /// Where to listen (a socket passed by systemd wins), and who may do what.
+    func daemonOptions(logger: Logger) -> Daemon.Options {
+        var options = Daemon.Options()
+        options.printEvents = printEvents
+        options.alwaysOn = alwaysOn
+        let environment = ProcessInfo.processInfo.environment
+        if noSocket {
+            options.listener = nil
+        } else if let passed = ListenFDs.from(environment: environment, pid: getpid()), let fd = passed.descriptors.first {
+            for name in ListenFDs.variables { unsetenv(name) }
+            options.listener = .descriptor(fd)
+        } else {
+            let path = socket ?? SocketPath.default(environment: environment)
+            let directory = (path as NSString).deletingLastPathComponent
+            if !FileManager.default.fileExists(atPath: directory) {
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            options.listener = .path(path, mode: UInt32(socketMode, radix: 8) ?? 0o666)
+        }
+        if let group = getgrnam(adminGroup) {
+            options.serverConfiguration.access.privileged = PeerRule(users: [], groups: [group.pointee.gr_gid])
+        } else {
+            logger.debug("no group \(adminGroup): only root may stream samples and simulate shakes")
+        }
+        return options
     }
 }

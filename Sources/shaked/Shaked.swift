@@ -25,6 +25,11 @@ struct Shaked: ParsableCommand {
             it offers them), or by polling its _raw attributes when it has no buffer or the buffer stays \
             silent. The rate is --rate, or the nearest rate at or above 50 Hz that the sensor lists.
 
+            Subscribers connect to the Unix socket (--socket) and receive every event as a JSON line, with \
+            "seq" and "timestamp" added (protocol v1, docs/protocol.md); shakectl listen is one. When systemd \
+            passes a listening socket (socket activation), it is used instead. Capture from a sensor runs only \
+            while somebody listens (a subscriber, --print-events, or --always-on).
+
             --print-events writes each event as one JSON line on standard output:
               {"event":"shake","phase":"began","time":2.13}
               {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,"peak":28.02,"axis":"x","reversals":11}
@@ -67,6 +72,21 @@ struct Shaked: ParsableCommand {
     @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
     var logLevel = "info"
 
+    @Option(help: "The Unix socket for subscribers (default: $SHAKED_SOCKET, else $RUNTIME_DIRECTORY/shaked.sock, else /run/shaked/shaked.sock).")
+    var socket: String?
+
+    @Flag(help: "Do not listen on a socket (events only with --print-events).")
+    var noSocket = false
+
+    @Option(help: "The socket file's permissions, octal.")
+    var socketMode = "0666"
+
+    @Option(help: "Group allowed to stream raw samples and simulate shakes (besides root).")
+    var adminGroup = "shaked-admin"
+
+    @Flag(help: "Capture from the sensor even while nobody listens.")
+    var alwaysOn = false
+
     func validate() throws {
         guard rate.isFinite, rate >= 1, rate <= 10_000 else { throw ValidationError("--rate must be 1...10000 Hz") }
         guard speed.isFinite, speed >= 0 else { throw ValidationError("--speed must be 0 or more") }
@@ -74,6 +94,11 @@ struct Shaked: ParsableCommand {
             throw ValidationError("--source must be iio, iio:URI or replay:FILE, not '\(source)'")
         }
         guard LogLevelName.parse(logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        guard let mode = UInt32(socketMode, radix: 8), mode <= 0o777 else {
+            throw ValidationError("--socket-mode must be an octal mode such as 0660, not '\(socketMode)'")
+        }
+        _ = mode
+        if noSocket, socket != nil { throw ValidationError("--socket and --no-socket contradict each other") }
     }
 
     func run() throws {

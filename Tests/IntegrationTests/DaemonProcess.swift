@@ -138,7 +138,7 @@ enum Harness {
     ) throws -> DaemonProcess {
         let pidFile = "\(directory)/daemon.pid"
         let testbedFile = "\(directory)/testbed"
-        let daemon = ([product("shaked"), "--print-events", "--log-level", "debug"] + daemonArguments)
+        let daemon = ([product("shaked"), "--print-events", "--no-socket", "--log-level", "debug"] + daemonArguments)
             .map { "'\($0)'" }.joined(separator: " ")
         let shell = "echo $$ > '\(pidFile)'; echo \"$UMOCKDEV_DIR\" > '\(testbedFile)'; exec \(daemon)"
         var arguments = [umockdevRun!]

@@ -8,13 +8,13 @@ struct ReplayTests {
     func start(_ arguments: [String], name: String) throws -> DaemonProcess {
         let directory = try Harness.scratch(name)
         let pidFile = "\(directory)/daemon.pid"
-        let daemon = ([Harness.product("shaked"), "--print-events"] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        let daemon = ([Harness.product("shaked"), "--print-events", "--no-socket"] + arguments).map { "'\($0)'" }.joined(separator: " ")
         return try DaemonProcess(["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(daemon)"], pidFile: pidFile)
     }
 
     @Test func aReplayAsFastAsPossiblePrintsTheEventsAndExits() throws {
         let result = try Command.run(
-            "shaked", ["--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--speed", "0", "--print-events"])
+            "shaked", ["--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--speed", "0", "--print-events", "--no-socket"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 2)
