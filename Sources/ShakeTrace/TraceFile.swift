@@ -41,16 +41,16 @@ public enum TraceFile {
         }
         text += TraceParser.header + "\n"
         for sample in samples {
-            text += format(sample.time, decimals: 6)
-            text += ","
-            text += format(sample.acceleration.x, decimals: decimals)
-            text += ","
-            text += format(sample.acceleration.y, decimals: decimals)
-            text += ","
-            text += format(sample.acceleration.z, decimals: decimals)
+            text += row(sample, decimals: decimals)
             text += "\n"
         }
         return text
+    }
+
+    /// One sample as a row of the trace format, without the newline.
+    public static func row(_ sample: Sample, decimals: Int = 4) -> String {
+        format(sample.time, decimals: 6) + "," + format(sample.acceleration.x, decimals: decimals) + ","
+            + format(sample.acceleration.y, decimals: decimals) + "," + format(sample.acceleration.z, decimals: decimals)
     }
 
     private static func format(_ value: Double, decimals: Int) -> String {
@@ -62,7 +62,11 @@ public enum TraceFile {
     public static func write(_ samples: [Sample], to path: String, comments: [String] = []) throws(TraceError) {
         let text = render(samples, comments: comments)
         if path == "-" {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            do {
+                try FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+            } catch {
+                throw TraceError(file: "standard output", message: "cannot be written (\(error.localizedDescription))")
+            }
             return
         }
         guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {

@@ -116,11 +116,11 @@ final class Progress: Sendable {
         let width = 40
         let filled = width * done / total
         let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total)".utf8))
+        _ = StandardStreams.write("\r[\(bar)] \(done)/\(total)", to: .standardError)
     }
 
     func finish() {
         guard isTerminal else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        _ = StandardStreams.write("\r\u{1B}[K", to: .standardError)
     }
 }

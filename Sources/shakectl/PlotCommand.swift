@@ -92,7 +92,7 @@ struct PlotCommand: ParsableCommand {
         let input = Pipe()
         process.standardInput = input
         try process.run()
-        input.fileHandleForWriting.write(Data(svg.utf8))
+        _ = StandardStreams.write(svg, to: input.fileHandleForWriting)
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {

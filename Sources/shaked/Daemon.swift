@@ -274,6 +274,12 @@ final class Daemon: Sendable {
     // MARK: - Signals
 
     private func installSignalHandlers() {
+        // A parent may hand down blocked signals (a socket activator that execs us does): unblock the ones
+        // the daemon must hear, or SIGTERM would never arrive.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&unblock, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         signal(SIGPIPE, SIG_IGN)
         for number in [SIGTERM, SIGINT] {
             signal(number, SIG_IGN)

@@ -12,8 +12,9 @@ struct EventSink: Sendable {
             var writer = JSONObjectWriter()
             event.write(to: &writer)
             if simulated { writer.add("simulated", true) }
-            // One write per line: nothing is held back in a buffer.
-            FileHandle.standardOutput.write(Data((writer.result + "\n").utf8))
+            // One write per line: nothing is held back in a buffer. A closed standard output is not worth a
+            // crash; the events still reach the log and the socket.
+            try? FileHandle.standardOutput.write(contentsOf: Data((writer.result + "\n").utf8))
         }
         let logger: Logger = {
             guard simulated else { return self.logger }

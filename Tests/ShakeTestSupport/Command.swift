@@ -21,12 +21,13 @@ public struct Command: Sendable {
         return directory
     }()
 
-    /// Runs `executable` (a product name) with `arguments`, feeding `input` on standard input.
+    /// Runs `executable` (a product name, or an absolute path) with `arguments`, feeding `input` on standard input.
     public static func run(
         _ executable: String, _ arguments: [String], input: String = "", environment: [String: String] = [:]
     ) throws -> Result {
         let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent(executable)
+        process.executableURL =
+            executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : productsDirectory.appendingPathComponent(executable)
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

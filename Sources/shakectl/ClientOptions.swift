@@ -1,0 +1,48 @@
+import ArgumentParser
+import ShakeClient
+import ShakeDetection
+import ShakeProtocol
+
+/// Options shared by the commands that talk to the daemon.
+struct ClientOptions: ParsableArguments {
+    @Option(help: "The daemon's socket (default: $SHAKED_SOCKET, else /run/shaked/shaked.sock).")
+    var socket: String?
+
+    var client: ShakeClient { ShakeClient(socketPath: socket) }
+}
+
+/// Phase lists on the command line: `ended` or `began,ended`.
+struct PhaseList: ExpressibleByArgument {
+    var phases: Set<ShakeEvent.Phase>
+
+    init?(argument: String) {
+        var phases = Set<ShakeEvent.Phase>()
+        for name in argument.split(separator: ",") {
+            guard let phase = ShakeEvent.Phase(rawValue: String(name)) else { return nil }
+            phases.insert(phase)
+        }
+        guard !phases.isEmpty else { return nil }
+        self.phases = phases
+    }
+
+    static var allValueStrings: [String] { ShakeEvent.Phase.allCases.map(\.rawValue) }
+}
+
+extension ServerMessage.Notification {
+    /// One readable line: `2026-11-22T03:04:05.123Z  #7 ended      1.41 s, peak 28.6 m/s² along x, 10 reversals`.
+    var readable: String {
+        let marker = simulated ? " (simulated)" : ""
+        let phase = event.phase.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+        let detail: String
+        switch event {
+        case .began:
+            detail = "shaking"
+        case .ended(let summary):
+            detail =
+                "\(JSONObjectWriter.format(summary.duration, decimals: 2)) s, peak \(JSONObjectWriter.format(summary.peak, decimals: 1)) m/s² along \(summary.axis.rawValue), \(summary.reversals) reversals"
+        case .cancelled(_, _, let reason):
+            detail = reason.rawValue.replacingOccurrences(of: "_", with: " ")
+        }
+        return "\(timestamp)  #\(seq) \(phase) \(detail)\(marker)"
+    }
+}

@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+import ShakeClient
+import ShakeDetection
+import ShakeProtocol
+
+struct ExecCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exec",
+        abstract: "Run a command on every shake: the undo handler.",
+        discussion: """
+            Runs CMD for each event of the chosen phase (by default every valid shake: ended), with the \
+            event in its environment: SHAKE_PHASE, SHAKE_SEQ, SHAKE_TIME, SHAKE_DURATION, SHAKE_PEAK, \
+            SHAKE_AXIS, SHAKE_REVERSALS, SHAKE_REASON (for cancelled) and SHAKE_SIMULATED. Never two at \
+            once: events that come while CMD runs wait their turn (at most 8; older ones are skipped). It \
+            survives daemon restarts, reconnecting and catching up on what it missed.
+
+            Shake to undo in an X11 session (xdotool sends Ctrl+Z to the focused window):
+              shakectl exec -- xdotool key ctrl+z
+            """
+    )
+
+    @OptionGroup var connection: ClientOptions
+
+    @Option(help: "The phases that run CMD, comma-separated: began, ended, cancelled.")
+    var on = PhaseList(argument: "ended")!
+
+    @Option(help: "Exit after CMD has run this many times.")
+    var count: Int?
+
+    @Argument(parsing: .captureForPassthrough, help: "The command and its arguments (after --).")
+    var command: [String] = []
+
+    func validate() throws {
+        var words = command
+        if words.first == "--" { words.removeFirst() }
+        guard !words.isEmpty else { throw ValidationError("Name a command to run after --, e.g. shakectl exec -- xdotool key ctrl+z") }
+    }
+
+    func run() async throws {
+        var words = command
+        if words.first == "--" { words.removeFirst() }
+        let runner = CommandRunner(words: words)
+        var runs = 0
+        do {
+            for try await notification in connection.client.events(phases: on.phases) {
+                await runner.enqueue(notification)
+                runs += 1
+                if let count, runs >= count {
+                    await runner.finish()
+                    return
+                }
+            }
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// Runs the command for one event at a time, in order; holds at most `limit` waiting events.
+actor CommandRunner {
+    let words: [String]
+    let limit = 8
+    private var queue: [ServerMessage.Notification] = []
+    private var running: Task<Void, Never>?
+
+    init(words: [String]) {
+        self.words = words
+    }
+
+    func enqueue(_ notification: ServerMessage.Notification) {
+        queue.append(notification)
+        if queue.count > limit {
+            let skipped = queue.removeFirst()
+            StandardStreams.printError("skipped event #\(skipped.seq): the command is still busy with earlier ones")
+        }
+        if running == nil { startNext() }
+    }
+
+    /// Waits until every queued event has been handled.
+    func finish() async {
+        while let task = running { await task.value }
+    }
+
+    private func startNext() {
+        guard !queue.isEmpty else {
+            running = nil
+            return
+        }
+        let notification = queue.removeFirst()
+        let words = self.words
+        running = Task.detached {
+            Self.run(words, for: notification)
+            await self.startNext()
+        }
+    }
+
+    static func environment(for notification: ServerMessage.Notification) -> [String: String] {
+        var variables = [
+            "SHAKE_PHASE": notification.event.phase.rawValue,
+            "SHAKE_SEQ": String(notification.seq),
+            "SHAKE_TIME": JSONObjectWriter.format(notification.event.time, decimals: 3),
+            "SHAKE_SIMULATED": notification.simulated ? "1" : "0",
+            "SHAKE_TIMESTAMP": notification.timestamp,
+        ]
+        switch notification.event {
+        case .began:
+            break
+        case .ended(let summary):
+            variables["SHAKE_DURATION"] = JSONObjectWriter.format(summary.duration, decimals: 3)
+            variables["SHAKE_PEAK"] = JSONObjectWriter.format(summary.peak, decimals: 2)
+            variables["SHAKE_AXIS"] = summary.axis.rawValue
+            variables["SHAKE_REVERSALS"] = String(summary.reversals)
+        case .cancelled(let time, let began, let reason):
+            variables["SHAKE_DURATION"] = JSONObjectWriter.format(time - began, decimals: 3)
+            variables["SHAKE_REASON"] = reason.rawValue
+        }
+        return variables
+    }
+
+    private static func run(_ words: [String], for notification: ServerMessage.Notification) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = words
+        process.environment = ProcessInfo.processInfo.environment.merging(environment(for: notification)) { $1 }
+        do {
+            try process.run()
+            process.waitUntilExit()
+            if process.terminationStatus != 0 {
+                StandardStreams.printError("\(words[0]) exited with status \(process.terminationStatus) for event #\(notification.seq)")
+            }
+        } catch {
+            StandardStreams.printError("cannot run \(words[0]): \(error)")
+        }
+    }
+}

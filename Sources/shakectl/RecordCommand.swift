@@ -1,0 +1,102 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import ShakeClient
+import ShakeDetection
+import ShakeTrace
+
+struct RecordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record the daemon's raw samples as a trace file (root or the admin group).",
+        discussion: """
+            Writes the trace format (time,x,y,z) that detect, plot and shaked --source replay: read back. \
+            Stops after --seconds, or on Ctrl-C with the file complete.
+
+              shakectl record --seconds 30 > trace.csv
+            """
+    )
+
+    @OptionGroup var connection: ClientOptions
+
+    @Option(help: "Stop after this many seconds (default: until interrupted).")
+    var seconds: Double?
+
+    @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
+    var out = "-"
+
+    func validate() throws {
+        if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be positive") }
+    }
+
+    func run() async throws {
+        guard let handle = out == "-" ? FileHandle.standardOutput : FileHandle(forWritingAtPath: createFile()) else {
+            StandardStreams.printError("\(out): cannot be written")
+            throw ExitCode.failure
+        }
+        guard StandardStreams.write("# recorded by shakectl record\n\(TraceParser.header)\n", to: handle) else { return }
+        let samples = connection.client.samples()
+        let stop = Task {
+            if let seconds { try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9)) } else { await Self.interrupted() }
+        }
+        let recording = Task {
+            var written = 0
+            for try await sample in samples {
+                // The reader went away (a closed pipe): stop quietly.
+                guard StandardStreams.write(TraceFile.row(sample) + "\n", to: handle) else { break }
+                written += 1
+            }
+            return written
+        }
+        let watcher = Task {
+            await stop.value
+            recording.cancel()
+        }
+        defer { watcher.cancel() }
+        do {
+            let written = try await recording.value
+            StandardStreams.printError("recorded \(written) samples")
+        } catch is CancellationError {
+            StandardStreams.printError("recording stopped")
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode.failure
+        }
+    }
+
+    private func createFile() -> String {
+        FileManager.default.createFile(atPath: out, contents: nil)
+        return out
+    }
+
+    /// Returns when SIGINT or SIGTERM arrives.
+    static func interrupted() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumed = Resumed()
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    if resumed.claim() { continuation.resume() }
+                }
+                source.resume()
+                Resumed.keep(source)
+            }
+        }
+    }
+
+    final class Resumed: @unchecked Sendable {
+        private let lock = NSLock()
+        private var done = false
+        nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+
+        func claim() -> Bool {
+            lock.withLock {
+                defer { done = true }
+                return !done
+            }
+        }
+
+        static func keep(_ source: any DispatchSourceSignal) { sources.append(source) }
+    }
+}

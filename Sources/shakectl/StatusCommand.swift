@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import ShakeClient
+import ShakeDetection
+import ShakeProtocol
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show the daemon's state: sensor, rate, subscribers, counters, uptime.")
+
+    @OptionGroup var connection: ClientOptions
+
+    @Flag(help: "Print the daemon's JSON answer.")
+    var json = false
+
+    func run() async throws {
+        let status: ServerMessage.Status
+        do {
+            status = try await connection.client.status()
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode.failure
+        }
+        if json {
+            print(ServerMessage.status(status).line)
+            return
+        }
+        let sensor = status.sensor
+        var lines = [
+            "sensor:       " + ([sensor.source, sensor.name, sensor.id.map { "(\($0))" }, sensor.location].compactMap { $0 }.joined(separator: " ")),
+            "rate:         " + (sensor.rate.map { JSONObjectWriter.format($0, decimals: 1) + " Hz" } ?? "unknown"),
+            "subscribers:  \(status.subscribers)",
+            "shaking:      \(status.shaking ? "yes" : "no")",
+            "last seq:     \(status.seq)",
+            "uptime:       \(JSONObjectWriter.format(status.uptime, decimals: 0)) s",
+        ]
+        for key in status.counters.keys.sorted() {
+            let name = key.replacingOccurrences(of: "_", with: " ") + ":"
+            lines.append(name.padding(toLength: max(14, name.count + 1), withPad: " ", startingAt: 0) + "\(status.counters[key] ?? 0)")
+        }
+        print(lines.joined(separator: "\n"))
+    }
+}
+
+struct SimulateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Ask the daemon to run a synthetic shake through its detector (root or the admin group).",
+        discussion: "Like the iOS Simulator's Shake command: subscribers receive began and ended marked \"simulated\":true.")
+
+    @OptionGroup var connection: ClientOptions
+
+    func run() async throws {
+        do {
+            try await connection.client.simulate()
+            print("simulated shake started")
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode.failure
+        }
+    }
+}

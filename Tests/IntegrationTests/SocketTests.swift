@@ -1,0 +1,114 @@
+import Foundation
+import ShakeTestSupport
+import ShakeTrace
+import Testing
+
+/// The daemon's socket end to end: the real `shaked` and the real `shakectl` client commands.
+@Suite(.serialized)
+struct SocketTests {
+    /// Starts `shaked` on a replayed trace with a socket in a fresh folder.
+    func startDaemon(_ name: String, trace: String, arguments: [String] = []) throws -> (DaemonProcess, socket: String, directory: String) {
+        let directory = try Harness.scratch(name)
+        let socket = "\(directory)/shaked.sock"
+        let pidFile = "\(directory)/daemon.pid"
+        let daemon = ([Harness.product("shaked"), "--source", "replay:\(trace)", "--socket", socket] + arguments)
+            .map { "'\($0)'" }.joined(separator: " ")
+        let process = try DaemonProcess(["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(daemon)"], pidFile: pidFile)
+        let listening = process.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
+        #expect(listening, "the daemon did not create its socket: \(process.stderr)")
+        return (process, socket, directory)
+    }
+
+    func lines(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    @Test func listenStatusSimulateExecAndRecord() throws {
+        let (daemon, socket, directory) = try startDaemon(
+            "client", trace: Fixtures.path("shake-horizontal-100hz.csv"), arguments: ["--loop", "--speed", "2"])
+        defer { _ = daemon.stop(signal: SIGTERM) }
+
+        let listened = try Command.run("shakectl", ["listen", "--socket", socket, "--json", "--count", "2", "--phases", "began,ended"])
+        #expect(listened.status == 0, "\(listened.stderr)")
+        let events = lines(listened.stdout)
+        #expect(events.map { $0["phase"] as? String } == ["began", "ended"])
+        let seqs = events.compactMap { $0["seq"] as? Int }
+        #expect(seqs.count == 2 && seqs[1] == seqs[0] + 1)
+        #expect(events.allSatisfy { ($0["timestamp"] as? String)?.hasSuffix("Z") == true })
+
+        let status = try Command.run("shakectl", ["status", "--socket", socket, "--json"])
+        let object = lines(status.stdout).first ?? [:]
+        #expect(object["event"] as? String == "status")
+        #expect((object["sensor"] as? [String: Any])?["source"] as? String == "replay")
+        #expect(((object["counters"] as? [String: Any])?["samples"] as? Int ?? 0) > 0)
+        let readable = try Command.run("shakectl", ["status", "--socket", socket])
+        #expect(readable.stdout.contains("sensor:       replay"))
+
+        // A simulated shake reaches a listener marked as such.
+        let listener = try DaemonProcess(
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--phases", "ended"], pidFile: "\(directory)/none")
+        defer { _ = listener.stop(signal: SIGTERM) }
+        _ = listener.wait(timeout: 5) { $0.stderr.contains("connected") }
+        let simulated = try Command.run("shakectl", ["simulate", "--socket", socket])
+        #expect(simulated.status == 0, "\(simulated.stderr)")
+        let sawSimulated = listener.wait(timeout: 10) { $0.stdout.contains(#""simulated":true"#) }
+        #expect(sawSimulated)
+
+        // exec: the undo handler, with the event in its environment.
+        let marker = "\(directory)/undo.txt"
+        let exec = try Command.run(
+            "shakectl", ["exec", "--socket", socket, "--count", "1", "--", "sh", "-c",
+                         "echo \"$SHAKE_PHASE $SHAKE_SEQ $SHAKE_AXIS $SHAKE_REVERSALS\" >> '\(marker)'"])
+        #expect(exec.status == 0, "\(exec.stderr)")
+        let written = (try? String(contentsOfFile: marker, encoding: .utf8)) ?? ""
+        let fields = written.split(separator: " ")
+        #expect(fields.first == "ended")
+        #expect(fields.count == 4 && Int(fields[1]) != nil && Int(fields[3].trimmingCharacters(in: .newlines)) != nil)
+
+        // record: a trace that the detector reads back.
+        let recorded = "\(directory)/recorded.csv"
+        let record = try Command.run("shakectl", ["record", "--socket", socket, "--seconds", "1.5", "--out", recorded])
+        #expect(record.status == 0, "\(record.stderr)")
+        let samples = try TraceFile.read(path: recorded)
+        #expect(samples.count > 50)
+        #expect(zip(samples.dropFirst(), samples).allSatisfy { $0.time > $1.time })
+    }
+
+    @Test func sigtermDuringAShakeReachesSubscribersBeforeTheSocketCloses() throws {
+        let directory = try Harness.scratch("sigterm")
+        let trace = "\(directory)/long.csv"
+        try Harness.shakectl(["synth", "--before", "1", "--duration", "5", "--after", "0", "--out", trace])
+        let (daemon, socket, _) = try startDaemon("sigterm-daemon", trace: trace)
+        let listener = try DaemonProcess(
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--no-reconnect"], pidFile: "\(directory)/none")
+        defer { _ = listener.stop(signal: SIGTERM) }
+        let began = listener.wait(timeout: 10) { $0.stdout.contains(#""phase":"began""#) }
+        #expect(began)
+        #expect(daemon.stop(signal: SIGTERM) == 0)
+        let cancelled = listener.wait(timeout: 5) { $0.stdout.contains(#""reason":"interrupted""#) }
+        #expect(cancelled, "listener saw: \(listener.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: socket))
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate")))
+    func socketActivation() throws {
+        let directory = try Harness.scratch("activation")
+        let socket = "\(directory)/activated.sock"
+        let pidFile = "\(directory)/pid"
+        let command = [
+            "/usr/bin/systemd-socket-activate", "--listen=\(socket)", Harness.product("shaked"), "--source",
+            "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--loop", "--speed", "2",
+        ].map { "'\($0)'" }.joined(separator: " ")
+        let activator = try DaemonProcess(["/usr/bin/setsid", "/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(command)"], pidFile: pidFile)
+        defer { _ = activator.stop(signal: SIGTERM) }
+        let ready = activator.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
+        #expect(ready)
+        // The first connection starts the daemon, which takes over the passed socket.
+        let listened = try Command.run(
+            "/usr/bin/timeout", ["20", Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--count", "1", "--phases", "ended"])
+        #expect(listened.status == 0, "listener: \(listened.stderr) activator: \(activator.stderr)")
+        #expect(listened.stdout.contains(#""phase":"ended""#))
+        let activated = activator.wait(timeout: 5) { $0.stderr.contains("listening on the socket passed by systemd") }
+        #expect(activated, "\(activator.stderr)")
+    }
+}
