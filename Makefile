@@ -25,10 +25,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-# Runs the detector on the bundled demo trace and prints its events.
+# The real daemon on a simulated accelerometer replaying the bundled demo trace, and a subscriber printing
+# the events as they happen.
 demo: build
-	@echo "== demo/demo-trace.csv: three shakes, a walk, a fling and a turn-over; events as JSON lines =="
-	$(BUILD)/shakectl detect demo/demo-trace.csv
+	@scripts/demo.sh
 
 # Regenerates the committed test fixtures with `shakectl synth`.
 fixtures: build
