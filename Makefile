@@ -34,9 +34,9 @@ demo: build
 fixtures: build
 	Tests/Fixtures/generate.sh
 
-# Detector throughput (ordo-one/benchmark, release build).
+# Detector throughput and event latency to 1, 100 and 1,000 subscribers (ordo-one/benchmark, release build).
 bench: deps
-	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
+	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress
 
 # Accuracy on the development recordings, when they are present beside the repository.
 eval: release

@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "ShakeDetection", targets: ["ShakeDetection"]),
         .library(name: "ShakeTrace", targets: ["ShakeTrace"]),
         .library(name: "ShakeClient", targets: ["ShakeClient"]),
+        .library(name: "ShakeServer", targets: ["ShakeServer"]),
+        .library(name: "ShakeProtocol", targets: ["ShakeProtocol"]),
         .executable(name: "shakectl", targets: ["shakectl"]),
         .library(name: "IIOSensor", targets: ["IIOSensor"]),
         .executable(name: "shaked", targets: ["shaked"]),

@@ -19,6 +19,18 @@ let package = Package(
             ],
             path: "Benchmarks/DetectorThroughput",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "EventLatency",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "ShakeServer", package: "shaked"),
+                .product(name: "ShakeClient", package: "shaked"),
+                .product(name: "ShakeProtocol", package: "shaked"),
+                .product(name: "ShakeDetection", package: "shaked"),
+            ],
+            path: "Benchmarks/EventLatency",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -42,7 +42,10 @@ struct ReplayTests {
         #expect(twice)
         #expect(status == 0)
         let times = daemon.events.compactMap { $0["time"] as? Double }
-        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+        // Event times never decrease (a shake interrupted by the stop is cancelled at its last sample, which
+        // can be the sample that began it).
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 })
+        #expect(times.count >= 6 && times.last! > times.first! + 3)
     }
 
     @Test func badOptionsExitSixtyFour() throws {

@@ -21,6 +21,12 @@ final class ServerHarness: Sendable {
     }
 
     init(configuration: ServerConfiguration = ServerConfiguration(), name: String = #function) async throws {
+        // A thousand subscribers need two thousand descriptors: raise the soft limit as far as allowed.
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 8192 {
+            limit.rlim_cur = min(limit.rlim_max, 8192)
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-test-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         chmod(directory.path, 0o755)
