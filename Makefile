@@ -7,7 +7,7 @@ BUILD := .build/debug
 RELEASE := .build/release
 DEV_DATA ?= ../shared/data/dev
 
-.PHONY: all deps build release test demo fixtures bench eval lint format clean
+.PHONY: all deps build release test demo fixtures bench bench-daemon eval lint format clean
 
 all: build
 
@@ -37,6 +37,10 @@ fixtures: build
 # Detector throughput and event latency to 1, 100 and 1,000 subscribers (ordo-one/benchmark, release build).
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress
+
+# The daemon's CPU, wake-ups and memory while capturing at 100 Hz on a simulated sensor, and while idle.
+bench-daemon: release
+	Benchmarks/daemon-cost.sh 60 10
 
 # Accuracy on the development recordings, when they are present beside the repository.
 eval: release

@@ -61,11 +61,15 @@ struct SimulateDeviceCommand: ParsableCommand {
     @Option(help: "Play the script N times faster than the trace (timestamps keep the trace's times).")
     var speed = 1.0
 
+    @Option(help: "Buffered shapes: deliver the scans in groups of N per read, as a sensor FIFO with a watermark does.")
+    var batch = 1
+
     @Option(help: "The device's name attribute.")
     var name = "fake-accel"
 
     func validate() throws {
         guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be more than 0") }
+        guard (1...1000).contains(batch) else { throw ValidationError("--batch must be 1...1000") }
         guard !name.isEmpty, !name.contains(where: { $0 == "\n" || $0 == "\\" || $0 == " " }) else {
             throw ValidationError("--name must be one word")
         }
@@ -113,7 +117,7 @@ struct SimulateDeviceCommand: ParsableCommand {
         for device in devices {
             description += device.umockdevDescription()
             let file = directory.appendingPathComponent("iio:device\(device.number).\(device.isBuffered ? "script" : "raw")")
-            let contents = device.isBuffered ? device.script(speed: speed) : Array(device.rawPlayback(speed: speed).utf8)
+            let contents = device.isBuffered ? device.script(speed: speed, batch: batch) : Array(device.rawPlayback(speed: speed).utf8)
             do {
                 try Data(contents).write(to: file)
             } catch {
@@ -317,7 +321,7 @@ struct SimulatedAccelerometer {
     /// umockdev skips spaces at the start of a line's data and has no escape for a space, so a scan that starts
     /// with a space byte goes on the line before it (arriving one sample early; its timestamp is unchanged), and
     /// the first scan, if it starts with one, has its x value nudged by the smallest step that avoids it.
-    func script(speed: Double) -> [UInt8] {
+    func script(speed: Double, batch: Int = 1) -> [UInt8] {
         let start = samples.first?.time ?? 0
         var lines: [(delay: Int, bytes: [UInt8])] = []
         var previous = 0
@@ -334,6 +338,13 @@ struct SimulatedAccelerometer {
                 previous -= delay
             } else {
                 lines.append((delay, bytes))
+            }
+        }
+        if batch > 1 {
+            // The hardware's FIFO hands scans over in groups (the buffer's watermark): one read per group.
+            lines = stride(from: 0, to: lines.count, by: batch).map { start in
+                let group = lines[start..<min(start + batch, lines.count)]
+                return (group.reduce(0) { $0 + $1.delay }, group.flatMap(\.bytes))
             }
         }
         var output = Array("# \(samples.count) scans of the trace, \(scan(samples.first ?? Sample(time: 0, x: 0, y: 0, z: 0)).count) bytes each\n".utf8)
