@@ -88,7 +88,8 @@ extension Shaked {
             if !FileManager.default.fileExists(atPath: directory) {
                 try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
-            options.listener = .path(path, mode: UInt32(socketMode, radix: 8) ?? 0o666)
+            let group = socketGroup.flatMap { getgrnam($0)?.pointee.gr_gid }
+            options.listener = .path(path, mode: UInt32(socketMode, radix: 8) ?? 0o666, group: group)
         }
         if let group = getgrnam(adminGroup) {
             options.serverConfiguration.access.privileged = PeerRule(users: [], groups: [group.pointee.gr_gid])

@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Foundation
 import IIOSensor
 public import ShakeDetection
 
@@ -81,6 +82,9 @@ struct Shaked: ParsableCommand {
     @Option(help: "The socket file's permissions, octal.")
     var socketMode = "0666"
 
+    @Option(help: "The socket file's group (with --socket-mode 0660, only its members and root can subscribe).")
+    var socketGroup: String?
+
     @Option(help: "Group allowed to stream raw samples and simulate shakes (besides root).")
     var adminGroup = "shaked-admin"
 
@@ -99,6 +103,7 @@ struct Shaked: ParsableCommand {
         }
         _ = mode
         if noSocket, socket != nil { throw ValidationError("--socket and --no-socket contradict each other") }
+        if let socketGroup, getgrnam(socketGroup) == nil { throw ValidationError("--socket-group: no group named '\(socketGroup)'") }
     }
 
     func run() throws {
