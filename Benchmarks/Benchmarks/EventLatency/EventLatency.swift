@@ -7,10 +7,15 @@ import ShakeProtocol
 import ShakeServer
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Event latency: from the moment the detector hands an event to the server (the sample that decides it has
-/// just been processed) to its arrival at the last of N subscribers, over real Unix sockets, with the
-/// subscribers reading through the Swift client library. One iteration is one event; the wall-clock
-/// percentiles are the latency percentiles.
+/// just been processed) to its arrival at the last of N subscribers, over real Unix sockets. Measured twice:
+/// at the subscribers' sockets (one reader thread with epoll), and through the Swift client library with every
+/// subscriber parsing and delivering the event to its own async sequence. One iteration is one event; the
+/// wall-clock percentiles are the latency percentiles.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock],
@@ -20,7 +25,16 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 500
     )
     for subscribers in [1, 100, 1000] {
-        Benchmark("event to \(subscribers) subscribers") { benchmark in
+        // Arrival at the subscribers' sockets: what any subscriber process can see first.
+        Benchmark("event to \(subscribers) subscribers (socket)") { benchmark in
+            let rig = try await Rigs.shared.socketRig(subscribers: subscribers)
+            benchmark.startMeasurement()
+            rig.publishAndWait()
+            benchmark.stopMeasurement()
+        }
+        // Arrival through the Swift client library (parsed, delivered to an async sequence per subscriber),
+        // all subscribers in this process.
+        Benchmark("event to \(subscribers) subscribers (ShakeClient)") { benchmark in
             let rig = try await Rigs.shared.rig(subscribers: subscribers)
             benchmark.startMeasurement()
             await rig.publishAndWait()
@@ -29,10 +43,81 @@ let benchmarks: @Sendable () -> Void = {
     }
 }
 
+/// Subscribers as plain sockets, all read by one thread with poll(2): latency to the last byte's arrival.
+final class SocketRig: @unchecked Sendable {
+    let server: ShakeServer
+    let subscribers: Int
+    private var descriptors: [Int32] = []
+    private var polled: [pollfd] = []
+    private var newlines = 0
+
+    init(subscribers: Int) async throws {
+        raiseDescriptorLimit()
+        self.subscribers = subscribers
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-bench-raw-\(getpid())-\(subscribers).sock").path
+        var logger = Logger(label: "bench")
+        logger.logLevel = .critical
+        server = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
+        try await server.start(.path(path))
+        for _ in 0..<subscribers {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+                for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+            }
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            precondition(connected == 0, "cannot connect")
+            descriptors.append(fd)
+            polled.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
+        }
+        wait(forNewlines: subscribers)  // every hello
+    }
+
+    /// Reads whatever arrived until `count` more newlines have been seen in total.
+    private func wait(forNewlines count: Int) {
+        let target = newlines + count
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while newlines < target {
+            let ready = poll(&polled, nfds_t(polled.count), 1000)
+            guard ready > 0 else { continue }
+            for index in polled.indices where polled[index].revents & Int16(POLLIN) != 0 {
+                let fd = polled[index].fd
+                let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                if read > 0 { newlines += buffer[0..<read].reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
+            }
+        }
+    }
+
+    /// Publishes one event and returns when every subscriber's socket has delivered it.
+    func publishAndWait() {
+        server.publish(.began(time: 1))
+        wait(forNewlines: subscribers)
+    }
+}
+
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 8192 {
+        limit.rlim_cur = min(limit.rlim_max, 8192)
+        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}
+
 /// One server and its subscribers per size, made once and kept for the run.
 actor Rigs {
     static let shared = Rigs()
     private var rigs: [Int: LatencyRig] = [:]
+    private var socketRigs: [Int: SocketRig] = [:]
+
+    func socketRig(subscribers: Int) async throws -> SocketRig {
+        if let rig = socketRigs[subscribers] { return rig }
+        let rig = try await SocketRig(subscribers: subscribers)
+        socketRigs[subscribers] = rig
+        return rig
+    }
 
     func rig(subscribers: Int) async throws -> LatencyRig {
         if let rig = rigs[subscribers] { return rig }
@@ -52,11 +137,7 @@ final class LatencyRig: Sendable {
     private let connections: [ShakeConnection]
 
     init(subscribers: Int) async throws {
-        var limit = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 8192 {
-            limit.rlim_cur = min(limit.rlim_max, 8192)
-            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-        }
+        raiseDescriptorLimit()
         self.subscribers = subscribers
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-bench-\(getpid())-\(subscribers).sock").path
         var logger = Logger(label: "bench")
