@@ -1,4 +1,4 @@
-import ShakeDetection
+public import ShakeDetection
 import Foundation
 import Yams
 
@@ -126,5 +126,20 @@ struct NodeReader {
             throw error(node, key: "detector.\(invalid.parameter.rawValue)", invalid.reason)
         }
         return section
+    }
+}
+
+extension ConfigLoader {
+    /// The detector's settings as a command line asks for them: the preset it names (else the file's, else
+    /// medium), adjusted by the configuration file's explicit parameters, validated.
+    /// - Returns: the settings, and the preset they start from.
+    /// - Throws: ``ConfigError`` for the file, `DetectorSettings.InvalidSetting` for the combination.
+    public static func detectorSettings(
+        configPath: String?, sensitivity: DetectorSettings.Sensitivity?
+    ) throws -> (settings: DetectorSettings, preset: DetectorSettings.Sensitivity) {
+        let section = try configPath.map { try load(path: $0).detector } ?? ShakedConfiguration.DetectorSection()
+        let settings = section.settings(sensitivity: sensitivity)
+        try settings.validate()
+        return (settings, sensitivity ?? section.sensitivity)
     }
 }

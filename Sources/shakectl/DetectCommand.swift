@@ -17,11 +17,7 @@ struct DetectCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Sensitivity preset: light, medium (default) or hard.")
-    var sensitivity: DetectorSettings.Sensitivity?
-
-    @Option(name: .long, help: "Configuration file whose 'detector' section adjusts the settings.")
-    var config: String?
+    @OptionGroup var detector: DetectorOptions
 
     @Argument(help: "Trace files (CSV time,x,y,z). '-' reads standard input.")
     var files: [String]
@@ -31,15 +27,7 @@ struct DetectCommand: ParsableCommand {
     }
 
     func run() throws {
-        let settings: DetectorSettings
-        do {
-            let section = try config.map { try ConfigLoader.load(path: $0).detector } ?? .init()
-            settings = section.settings(sensitivity: sensitivity)
-            try settings.validate()
-        } catch {
-            StandardStreams.printError("\(error)")
-            throw ExitCode(64)
-        }
+        let settings = try detector.resolve().settings
         var failed = false
         for file in files {
             do {

@@ -25,11 +25,7 @@ struct EvalCommand: ParsableCommand {
     @Argument(help: "The corpus folder (with manifest.csv).")
     var directory: String
 
-    @Option(help: "Sensitivity preset: light, medium (default) or hard.")
-    var sensitivity: DetectorSettings.Sensitivity?
-
-    @Option(help: "Configuration file whose 'detector' section adjusts the settings.")
-    var config: String?
+    @OptionGroup var detector: DetectorOptions
 
     @Option(help: "Resample every recording to this rate (Hz) first, to test other sensors' rates.")
     var resample: Double?
@@ -38,15 +34,7 @@ struct EvalCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let section: ShakedConfiguration.DetectorSection
-        do {
-            section = try config.map { try ConfigLoader.load(path: $0).detector } ?? .init()
-            try section.settings(sensitivity: sensitivity).validate()
-        } catch {
-            StandardStreams.printError("\(error)")
-            throw ExitCode(64)
-        }
-        let settings = section.settings(sensitivity: sensitivity)
+        let (settings, name) = try detector.resolve()
         if let resample, !(resample >= 1 && resample <= 10_000) {
             StandardStreams.printError("--resample must be between 1 and 10000 Hz")
             throw ExitCode(64)
@@ -92,7 +80,6 @@ struct EvalCommand: ParsableCommand {
             }
         }
         let evaluation = Evaluation(outcomes: outcomes)
-        let name = (sensitivity ?? section.sensitivity).rawValue + (config == nil ? "" : " + \(config!)")
         if json {
             print(evaluation.json(sensitivity: name, corpus: directory))
         } else {

@@ -25,25 +25,13 @@ struct PlotCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output file, .svg or .png (default: the trace's name with .svg).")
     var out: String?
 
-    @Option(help: "Sensitivity preset: light, medium (default) or hard.")
-    var sensitivity: DetectorSettings.Sensitivity?
-
-    @Option(help: "Configuration file whose 'detector' section adjusts the settings.")
-    var config: String?
+    @OptionGroup var detector: DetectorOptions
 
     @Option(help: "A labelled interval to shade, START:END in seconds (e.g. 2.0:3.5).")
     var label: String?
 
     func run() throws {
-        let settings: DetectorSettings
-        do {
-            let section = try config.map { try ConfigLoader.load(path: $0).detector } ?? .init()
-            settings = section.settings(sensitivity: sensitivity)
-            try settings.validate()
-        } catch {
-            StandardStreams.printError("\(error)")
-            throw ExitCode(64)
-        }
+        let (settings, name) = try detector.resolve()
         var interval: (start: Double, end: Double)?
         if let label {
             let parts = label.split(separator: ":").compactMap { Double($0) }
@@ -66,7 +54,6 @@ struct PlotCommand: ParsableCommand {
             StandardStreams.printError("\(error)")
             throw ExitCode.failure
         }
-        let name = (sensitivity?.rawValue ?? "medium") + (config.map { " + \($0)" } ?? "")
         let plot = TracePlot(title: "\(file) (\(name))", settings: settings, label: interval)
         let svg = plot.svg(samples)
         if isPNG {

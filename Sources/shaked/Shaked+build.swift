@@ -47,9 +47,7 @@ extension Shaked {
         // Settings: the command line over the configuration file over the defaults.
         let settings: DetectorSettings
         do {
-            let section = try config.map { try ConfigLoader.load(path: $0).detector } ?? .init()
-            settings = section.settings(sensitivity: sensitivity)
-            try settings.validate()
+            settings = try ConfigLoader.detectorSettings(configPath: config, sensitivity: sensitivity).settings
         } catch {
             logger.critical("\(error)")
             throw ExitCode(64)
