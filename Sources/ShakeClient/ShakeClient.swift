@@ -16,7 +16,7 @@ public struct ShakeClient: Sendable {
 
     /// A client of the daemon at `socketPath` (by default `$SHAKED_SOCKET`, else `/run/shaked/shaked.sock`).
     public init(socketPath: String? = nil) {
-        self.socketPath = socketPath ?? SocketPath.default(environment: ProcessInfo.processInfo.environment)
+        self.socketPath = socketPath ?? SocketPath.forClients(environment: ProcessInfo.processInfo.environment)
     }
 
     /// Opens a connection; the daemon's `hello` is read before this returns.

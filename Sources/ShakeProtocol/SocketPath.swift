@@ -9,4 +9,11 @@ public enum SocketPath {
         }
         return "/run/shaked/shaked.sock"
     }
+
+    /// Where a client looks: `$SHAKED_SOCKET` when set, else `/run/shaked/shaked.sock`. (A client's own
+    /// `$RUNTIME_DIRECTORY` is its service's, not the daemon's.)
+    public static func forClients(environment: [String: String]) -> String {
+        if let path = environment["SHAKED_SOCKET"], !path.isEmpty { return path }
+        return "/run/shaked/shaked.sock"
+    }
 }

@@ -19,6 +19,8 @@ final class Client {
     var droppedTotal = 0
     private var droppedUnreported = 0
     private var pending: [ByteBuffer] = []
+    private var isDroppable: [Bool] = []
+    private var droppableCount = 0
     private var pendingHead = 0
     private var closing = false
 
@@ -32,21 +34,44 @@ final class Client {
 
     private var pendingCount: Int { pending.count - pendingHead }
 
+    /// Sends an event or a sample: when the client does not keep up, the oldest of these are dropped.
     func send(_ buffer: ByteBuffer) {
+        enqueue(buffer, droppable: true)
+    }
+
+    /// Sends an answer to the client's own request: never dropped (a client that asks without reading is cut
+    /// off instead, past four queues' worth).
+    func reply(_ buffer: ByteBuffer) {
+        enqueue(buffer, droppable: false)
+    }
+
+    private func enqueue(_ buffer: ByteBuffer, droppable: Bool) {
         guard !closing else { return }
         if pendingCount == 0 && droppedUnreported == 0 && channel.isWritable {
             channel.writeAndFlush(buffer, promise: nil)
             return
         }
-        if pendingCount >= server.configuration.queueLimit {
-            pendingHead += 1
+        if droppable, droppableCount >= server.configuration.queueLimit {
+            // Drop the oldest event or sample waiting; answers to requests stay.
+            if let index = (pendingHead..<pending.count).first(where: { isDroppable[$0] }) {
+                pending.remove(at: index)
+                isDroppable.remove(at: index)
+                droppableCount -= 1
+            }
             droppedUnreported += 1
             droppedTotal += 1
             server.dropped(1, by: self)
         }
+        if !droppable && pendingCount >= 4 * server.configuration.queueLimit {
+            server.dropped(server.configuration.dropLimit + 1, by: self)
+            return
+        }
         pending.append(buffer)
+        isDroppable.append(droppable)
+        if droppable { droppableCount += 1 }
         if pendingHead > 64 && pendingHead * 2 > pending.count {
             pending.removeFirst(pendingHead)
+            isDroppable.removeFirst(pendingHead)
             pendingHead = 0
         }
         drain()
@@ -62,13 +87,17 @@ final class Client {
                 droppedUnreported = 0
             } else {
                 channel.write(pending[pendingHead], promise: nil)
+                if isDroppable[pendingHead] { droppableCount -= 1 }
                 pendingHead += 1
             }
             wrote = true
         }
         if pendingCount == 0 {
             pending.removeAll(keepingCapacity: true)
+            isDroppable.removeAll(keepingCapacity: true)
             pendingHead = 0
+            // Caught up: the drop limit counts from here.
+            droppedTotal = 0
         }
         if wrote { channel.flush() }
     }
@@ -78,12 +107,30 @@ final class Client {
         closing = true
         for index in pendingHead..<pending.count { channel.write(pending[index], promise: nil) }
         pending.removeAll()
+        isDroppable.removeAll()
         pendingHead = 0
-        return channel.writeAndFlush(ByteBuffer()).flatMap { self.channel.close() }.recover { _ in }
+        // A client that does not read would hold the flush forever: give it a second, then close regardless.
+        let channel = self.channel
+        let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        return channel.writeAndFlush(ByteBuffer())
+            .flatMap { channel.close() }
+            .always { _ in deadline.cancel() }
+            .recover { _ in }
     }
 
     func close() {
         closing = true
+        channel.close(promise: nil)
+    }
+
+    /// Closes a client that does not read, with a last line saying why (written if the socket takes it).
+    func cutOff(with notice: ByteBuffer) {
+        closing = true
+        pending.removeAll()
+        isDroppable.removeAll()
+        pendingHead = 0
+        // Whatever the socket takes now is delivered; a client that does not read may never see it.
+        channel.writeAndFlush(notice, promise: nil)
         channel.close(promise: nil)
     }
 }

@@ -60,7 +60,10 @@ public final class ShakeServer: @unchecked Sendable {
     let eventLoop: any EventLoop
     private let started = Date()
     /// Identifies this run: clients that see it change know seq numbers started again.
-    public let run = String(UInt64.random(in: 1...UInt64.max), radix: 16)
+    public let run: String = {
+        let hex = String(UInt64.random(in: 1...UInt64.max), radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }()
 
     // State confined to `eventLoop`.
     private var listener: (any Channel)?
@@ -74,6 +77,7 @@ public final class ShakeServer: @unchecked Sendable {
     struct ServerCounters {
         var connections = 0
         var refused = 0
+        var refusedRequests = 0
         var badLines = 0
         var dropped = 0
         var disconnectedSlow = 0
@@ -191,20 +195,20 @@ public final class ShakeServer: @unchecked Sendable {
         guard clients.count < configuration.maxClients else {
             counters.refused += 1
             logger.warning("refused a client: too many clients", metadata: ["peer": "\(client.peerDescription)", "limit": "\(configuration.maxClients)"])
-            client.send(buffer(ServerMessage.error(code: "too_many_clients", message: "the daemon serves at most \(configuration.maxClients) clients").line))
+            client.reply(buffer(ServerMessage.error(code: "too_many_clients", message: "the daemon serves at most \(configuration.maxClients) clients").line))
             _ = client.flushAndClose()
             return
         }
         if let peer = client.peer, !configuration.access.subscribe.allows(peer) {
             counters.refused += 1
             logger.warning("refused a client: not allowed to subscribe", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
-            client.send(buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
+            client.reply(buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
             _ = client.flushAndClose()
             return
         }
         clients[ObjectIdentifier(client)] = client
         let status = hooks.status()
-        client.send(buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
+        client.reply(buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
         listenersChanged()
     }
 
@@ -235,11 +239,17 @@ public final class ShakeServer: @unchecked Sendable {
         } catch {
             return
         }
-        if request.isPrivileged, let peer = client.peer, !configuration.access.privileged.allows(peer) {
-            counters.refused += 1
+        if request.isPrivileged, !(client.peer.map(configuration.access.privileged.allows) ?? false) {
+            // Without the peer's credentials nothing privileged is allowed.
+            counters.refusedRequests += 1
+            let peer = client.peer
             logger.warning(
-                "refused a request", metadata: ["request": "\(request.name)", "pid": "\(peer.pid)", "uid": "\(peer.uid)", "gid": "\(peer.gid)"])
-            client.send(buffer(ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line))
+                "refused a request",
+                metadata: [
+                    "request": "\(request.name)", "pid": "\(peer?.pid ?? -1)", "uid": "\(peer.map { String($0.uid) } ?? "unknown")",
+                    "gid": "\(peer.map { String($0.gid) } ?? "unknown")",
+                ])
+            client.reply(buffer(ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line))
             return
         }
         switch request {
@@ -247,46 +257,48 @@ public final class ShakeServer: @unchecked Sendable {
             let status = hooks.status()
             var counters = status.counters
             counters["clients_refused"] = self.counters.refused
+            counters["requests_refused"] = self.counters.refusedRequests
+            counters["clients_cut_off"] = self.counters.disconnectedSlow
             counters["connections"] = self.counters.connections
             counters["bad_lines"] = self.counters.badLines
             counters["events_dropped"] = self.counters.dropped
             let message = ServerMessage.Status(
                 sensor: status.sensor, subscribers: clients.values.filter(\.isSubscriber).count, shaking: status.shaking,
                 seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
-            client.send(buffer(ServerMessage.status(message).line))
+            client.reply(buffer(ServerMessage.status(message).line))
         case .subscribe(let phases):
             client.phases = phases.isEmpty ? Set(ShakeEvent.Phase.allCases) : phases
             client.isSubscriber = true
-            client.send(buffer(ServerMessage.ok(request: "subscribe").line))
+            client.reply(buffer(ServerMessage.ok(request: "subscribe").line))
             listenersChanged()
         case .replay(let since):
             let ordered = ring.count < configuration.replayCapacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
             let oldest = ordered.first?.seq ?? (seq + 1)
             var count = 0
             for entry in ordered where entry.seq > since && client.phases.contains(entry.phase) {
-                client.send(entry.line)
+                client.reply(entry.line)
                 count += 1
             }
             let complete = since >= seq || since + 1 >= oldest
-            client.send(buffer(ServerMessage.replayed(since: since, count: count, complete: complete).line))
+            client.reply(buffer(ServerMessage.replayed(since: since, count: count, complete: complete).line))
         case .samples:
             client.wantsSamples = true
-            client.send(buffer(ServerMessage.ok(request: "samples").line))
+            client.reply(buffer(ServerMessage.ok(request: "samples").line))
             listenersChanged()
         case .simulate:
             logger.info("simulating a shake", metadata: ["pid": "\(client.peer?.pid ?? 0)"])
             hooks.simulate()
-            client.send(buffer(ServerMessage.ok(request: "simulate").line))
+            client.reply(buffer(ServerMessage.ok(request: "simulate").line))
         }
     }
 
     private func reject(_ client: Client, _ error: RequestError) {
         counters.badLines += 1
         client.badLines += 1
-        client.send(buffer(ServerMessage.error(code: error.code, message: error.message).line))
-        if client.badLines > configuration.maxBadLines {
+        client.reply(buffer(ServerMessage.error(code: error.code, message: error.message).line))
+        if client.badLines >= configuration.maxBadLines {
             logger.warning("disconnected a client that kept sending bad lines", metadata: ["peer": "\(client.peerDescription)"])
-            client.send(buffer(ServerMessage.error(code: "too_many_errors", message: "disconnected after \(configuration.maxBadLines) bad lines").line))
+            client.reply(buffer(ServerMessage.error(code: "too_many_errors", message: "disconnected after \(configuration.maxBadLines) bad lines").line))
             _ = client.flushAndClose()
         }
     }
@@ -296,7 +308,7 @@ public final class ShakeServer: @unchecked Sendable {
         if client.droppedTotal > configuration.dropLimit {
             counters.disconnectedSlow += 1
             logger.warning("disconnected a client that does not read", metadata: ["peer": "\(client.peerDescription)", "dropped": "\(client.droppedTotal)"])
-            client.close()
+            client.cutOff(with: buffer(ServerMessage.error(code: "too_slow", message: "disconnected: \(client.droppedTotal) messages dropped because this client did not read").line))
         }
     }
 }

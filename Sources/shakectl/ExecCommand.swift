@@ -28,18 +28,16 @@ struct ExecCommand: AsyncParsableCommand {
     @Option(help: "Exit after CMD has run this many times.")
     var count: Int?
 
-    @Argument(parsing: .captureForPassthrough, help: "The command and its arguments (after --).")
+    @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.")
     var command: [String] = []
 
     func validate() throws {
-        var words = command
-        if words.first == "--" { words.removeFirst() }
+        let words = command
         guard !words.isEmpty else { throw ValidationError("Name a command to run after --, e.g. shakectl exec -- xdotool key ctrl+z") }
     }
 
     func run() async throws {
-        var words = command
-        if words.first == "--" { words.removeFirst() }
+        let words = command
         let runner = CommandRunner(words: words)
         var runs = 0
         do {

@@ -82,8 +82,11 @@ final class DaemonProcess: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+            // Whatever ignores the signal is killed: a stuck child must not hang the run.
+            if let pid = daemonPID { kill(pid, SIGKILL) }
+            kill(process.processIdentifier, SIGKILL)
+            let killDeadline = Date().addingTimeInterval(5)
+            while process.isRunning, Date() < killDeadline { Thread.sleep(forTimeInterval: 0.02) }
             return -1
         }
         // Let the pipes drain.

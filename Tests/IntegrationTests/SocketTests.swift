@@ -99,8 +99,17 @@ struct SocketTests {
             "/usr/bin/systemd-socket-activate", "--listen=\(socket)", Harness.product("shaked"), "--source",
             "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--loop", "--speed", "2",
         ].map { "'\($0)'" }.joined(separator: " ")
+        // setsid puts the activator in a session of its own (it may fork to do so): stop it by the pid it wrote.
         let activator = try DaemonProcess(["/usr/bin/setsid", "/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(command)"], pidFile: pidFile)
-        defer { _ = activator.stop(signal: SIGTERM) }
+        defer {
+            if let pid = activator.daemonPID {
+                kill(pid, SIGTERM)
+                let deadline = Date().addingTimeInterval(5)
+                while kill(pid, 0) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+                if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+            }
+            _ = activator.stop(signal: SIGTERM)
+        }
         let ready = activator.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
         #expect(ready)
         // The first connection starts the daemon, which takes over the passed socket.
