@@ -76,7 +76,8 @@ public enum AccelerometerDiscovery {
         let (scaling, problems) = ChannelScaling.lookup(attributes: device.attributes, read: read)
         accelerometer.scaling = scaling
         for problem in problems {
-            logger.warning("ignoring a scaling attribute", metadata: ["device": "\(device.id)", "problem": "\(problem)"])
+            logger.warning(
+                "ignoring a scaling attribute", metadata: ["device": "\(device.id)", "problem": "\(problem)"])
         }
 
         let udev = context.udevProperties(device: device.id)
@@ -87,7 +88,8 @@ public enum AccelerometerDiscovery {
                 accelerometer.mountMatrixSource = "udev ACCEL_MOUNT_MATRIX"
                 matrixFound = true
             } catch {
-                logger.warning("ignoring udev's mount matrix", metadata: ["device": "\(device.id)", "error": "\(error)"])
+                logger.warning(
+                    "ignoring udev's mount matrix", metadata: ["device": "\(device.id)", "error": "\(error)"])
             }
         }
         for name in MountMatrix.attributeCandidates where !matrixFound && device.attributes.contains(name) {

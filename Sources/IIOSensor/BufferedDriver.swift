@@ -79,7 +79,10 @@ public final class BufferedDriver: SensorDriver {
             } catch {
                 throw .failed(error)
             }
-            throw .failed(IIOError(code: 19, operation: "waiting for the buffer of \(accelerometer.id)", reason: "the device reported an error"))
+            throw .failed(
+                IIOError(
+                    code: 19, operation: "waiting for the buffer of \(accelerometer.id)",
+                    reason: "the device reported an error"))
         case .timedOut:
             return try checkSilence()
         case .ready:
@@ -108,7 +111,8 @@ public final class BufferedDriver: SensorDriver {
         let scaling = accelerometer.scaling
         if scans.allSatisfy({ $0.timestamp != nil }) {
             return scans.map { scan in
-                Sample(time: Double(scan.timestamp!) / 1e9, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
+                Sample(
+                    time: Double(scan.timestamp!) / 1e9, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
             }
         }
         let times = clock.times(count: scans.count, arrival: arrival)

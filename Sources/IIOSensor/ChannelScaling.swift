@@ -8,7 +8,9 @@ public struct AxisScaling: Sendable, Hashable {
     public var scaleSource: String
     public var offsetSource: String
 
-    public init(scale: Double = 1, offset: Double = 0, scaleSource: String = "default", offsetSource: String = "default") {
+    public init(
+        scale: Double = 1, offset: Double = 0, scaleSource: String = "default", offsetSource: String = "default"
+    ) {
         self.scale = scale
         self.offset = offset
         self.scaleSource = scaleSource

@@ -51,11 +51,15 @@ public struct DeviceSelection: Sendable, Hashable {
                 return DeviceSelection(accelerometer: display, reason: "the display's accelerometer\(source)")
             }
             guard let first = ordered.first else { return nil }
-            let reason = ordered.count == 1 ? "the only accelerometer" : "the first of \(ordered.count) accelerometers, none in the display"
+            let reason =
+                ordered.count == 1
+                ? "the only accelerometer" : "the first of \(ordered.count) accelerometers, none in the display"
             return DeviceSelection(accelerometer: first, reason: reason)
         case .location(let location):
             return ordered.first { $0.location == location }.map {
-                DeviceSelection(accelerometer: $0, reason: "--device \(location.rawValue) (\($0.locationSource ?? location.rawValue))")
+                DeviceSelection(
+                    accelerometer: $0,
+                    reason: "--device \(location.rawValue) (\($0.locationSource ?? location.rawValue))")
             }
         case .id(let id):
             return ordered.first { $0.id == id }.map { DeviceSelection(accelerometer: $0, reason: "--device \(id)") }

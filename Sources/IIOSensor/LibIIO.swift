@@ -73,7 +73,8 @@ final class LibIIOContext: IIOContextHandle {
             guard let device = iio_context_get_device(context, index) else { continue }
             let id = Self.string(iio_device_get_id(device)) ?? "device\(index)"
             var info = IIODeviceInfo(
-                id: id, name: Self.string(iio_device_get_name(device)), label: Self.string(iio_device_get_label(device)),
+                id: id, name: Self.string(iio_device_get_name(device)),
+                label: Self.string(iio_device_get_label(device)),
                 isTrigger: iio_device_is_trigger(device))
             var map: [String: Attribute] = [:]
             for attr in 0..<iio_device_get_attrs_count(device) {
@@ -94,13 +95,16 @@ final class LibIIOContext: IIOContextHandle {
                 {
                     let type = ScanType(
                         isBigEndian: format.is_be, isSigned: format.is_signed, bits: Int(format.bits),
-                        storageBits: Int(format.length), shift: Int(format.shift), repeatCount: max(1, Int(format.repeat)))
+                        storageBits: Int(format.length), shift: Int(format.shift),
+                        repeatCount: max(1, Int(format.repeat)))
                     info.scanElements.append(
                         IIOScanElement(channel: channelID, index: Int(iio_channel_get_index(channel)), type: type))
                 }
             }
             for attr in 0..<iio_device_get_buffer_attrs_count(device) {
-                if let name = Self.string(iio_device_get_buffer_attr(device, attr)) { info.bufferAttributes.insert(name) }
+                if let name = Self.string(iio_device_get_buffer_attr(device, attr)) {
+                    info.bufferAttributes.insert(name)
+                }
             }
             info.attributes = Set(map.keys)
             pointers[id] = device
@@ -246,12 +250,15 @@ final class LibIIOBuffer: IIOBufferHandle {
     }
 
     func read() throws(IIOError) -> [UInt8] {
-        guard let buffer else { throw IIOError(code: EBADF, operation: "reading the buffer of \(device)", reason: "closed") }
+        guard let buffer else {
+            throw IIOError(code: EBADF, operation: "reading the buffer of \(device)", reason: "closed")
+        }
         let result = iio_buffer_refill(buffer)
         if result == -Int(EAGAIN) { return [] }
         if result < 0 {
             let code = Int32(-result)
-            throw IIOError(code: code, operation: "reading the buffer of \(device)", reason: LibIIOBackend.describe(code))
+            throw IIOError(
+                code: code, operation: "reading the buffer of \(device)", reason: LibIIOBackend.describe(code))
         }
         guard let start = iio_buffer_start(buffer), let end = iio_buffer_end(buffer) else { return [] }
         let count = end - start

@@ -62,7 +62,9 @@ public struct ScanType: Sendable, Hashable, CustomStringConvertible {
         if let marker = rest.firstIndex(of: ">") {
             storageText = rest[..<marker]
             let after = rest[marker...]
-            guard after.hasPrefix(">>"), let shift = Int(after.dropFirst(2)) else { throw fail("shift is not a number") }
+            guard after.hasPrefix(">>"), let shift = Int(after.dropFirst(2)) else {
+                throw fail("shift is not a number")
+            }
             shiftValue = shift
         } else {
             storageText = rest
@@ -102,7 +104,9 @@ public struct ScanType: Sendable, Hashable, CustomStringConvertible {
         if isBigEndian {
             for index in 0..<count { word = (word << 8) | UInt64(bytes[offset + index]) }
         } else {
-            for index in stride(from: count - 1, through: 0, by: -1) { word = (word << 8) | UInt64(bytes[offset + index]) }
+            for index in stride(from: count - 1, through: 0, by: -1) {
+                word = (word << 8) | UInt64(bytes[offset + index])
+            }
         }
         word >>= UInt64(shift)
         if bits < 64 {
@@ -119,7 +123,8 @@ public struct ScanType: Sendable, Hashable, CustomStringConvertible {
     /// the type's range are clamped.
     public func encode(_ value: Int64) -> [UInt8] {
         let low: Int64 = isSigned ? (bits == 64 ? .min : -(1 << Int64(bits - 1))) : 0
-        let high: Int64 = isSigned ? (bits == 64 ? .max : (1 << Int64(bits - 1)) - 1) : (bits >= 63 ? .max : (1 << Int64(bits)) - 1)
+        let high: Int64 =
+            isSigned ? (bits == 64 ? .max : (1 << Int64(bits - 1)) - 1) : (bits >= 63 ? .max : (1 << Int64(bits)) - 1)
         let clamped = min(max(value, low), high)
         var word = UInt64(bitPattern: clamped)
         if bits < 64 { word &= (1 << UInt64(bits)) - 1 }

@@ -138,17 +138,20 @@ public final class SensorSource {
         var driver: (any SensorDriver)?
         if accelerometer.canBuffer {
             do {
-                driver = try BufferedDriver(accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
+                driver = try BufferedDriver(
+                    accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
             } catch {
                 let fallback = accelerometer.hasRawAttributes ? "; polling instead" : ""
                 logger.warning("cannot start the buffer of \(accelerometer.id) (\(error))\(fallback)")
             }
         }
         if driver == nil, accelerometer.hasRawAttributes {
-            driver = PolledDriver(accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
+            driver = PolledDriver(
+                accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
         }
         guard var driver else {
-            logger.error("cannot read \(accelerometer.displayName): its buffer cannot be started and it has no _raw attributes")
+            logger.error(
+                "cannot read \(accelerometer.displayName): its buffer cannot be started and it has no _raw attributes")
             return waitForChange(from: fingerprint, wakeup: wakeup) ? .stopped : .restart("the sensor cannot be read")
         }
         logger.info("capturing from \(accelerometer.id): \(driver.summary)")
@@ -181,10 +184,12 @@ public final class SensorSource {
                 case .silent(let seconds):
                     if driver is BufferedDriver, accelerometer.hasRawAttributes {
                         logger.warning(
-                            "the buffer of \(accelerometer.id) delivered no data for \(SamplingFrequency.format(seconds.rounded())) s; polling its _raw attributes instead")
+                            "the buffer of \(accelerometer.id) delivered no data for \(SamplingFrequency.format(seconds.rounded())) s; polling its _raw attributes instead"
+                        )
                         driver.stop()
                         driver = PolledDriver(
-                            accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
+                            accelerometer: accelerometer, context: context, rate: rate, logger: logger,
+                            monotonic: monotonic)
                         logger.info("capturing from \(accelerometer.id): \(driver.summary)")
                         if receiving {
                             // The polled samples run on another clock: a new stream.
@@ -193,7 +198,8 @@ public final class SensorSource {
                         }
                     } else if !silentNoticed {
                         logger.warning(
-                            "\(accelerometer.displayName) has delivered no data for \(SamplingFrequency.format(seconds.rounded())) s; still waiting")
+                            "\(accelerometer.displayName) has delivered no data for \(SamplingFrequency.format(seconds.rounded())) s; still waiting"
+                        )
                         silentNoticed = true
                     }
                     continue
@@ -255,13 +261,16 @@ public final class SensorSource {
         do {
             try context.write(device: accelerometer.id, attribute: attribute, value: SamplingFrequency.format(rate))
         } catch {
-            logger.warning("cannot set \(attribute) of \(accelerometer.id) to \(SamplingFrequency.format(rate)) Hz (\(error))")
+            logger.warning(
+                "cannot set \(attribute) of \(accelerometer.id) to \(SamplingFrequency.format(rate)) Hz (\(error))")
         }
         if let text = try? context.read(device: accelerometer.id, attribute: attribute), let actual = Double(text),
             actual.isFinite, actual > 0
         {
             if actual != rate {
-                logger.warning("\(accelerometer.id) runs at \(SamplingFrequency.format(actual)) Hz, not the \(SamplingFrequency.format(rate)) Hz asked for")
+                logger.warning(
+                    "\(accelerometer.id) runs at \(SamplingFrequency.format(actual)) Hz, not the \(SamplingFrequency.format(rate)) Hz asked for"
+                )
             }
             return actual
         }

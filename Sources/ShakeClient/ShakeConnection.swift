@@ -11,7 +11,9 @@ public final class ShakeConnection: Sendable {
     public let messages: AsyncThrowingStream<ServerMessage, any Error>
     private let channel: any Channel
 
-    private init(hello: ServerMessage.Hello, messages: AsyncThrowingStream<ServerMessage, any Error>, channel: any Channel) {
+    private init(
+        hello: ServerMessage.Hello, messages: AsyncThrowingStream<ServerMessage, any Error>, channel: any Channel
+    ) {
         self.hello = hello
         self.messages = messages
         self.channel = channel
@@ -46,7 +48,8 @@ public final class ShakeConnection: Sendable {
         case .hello(let hello):
             guard hello.protocolVersion == ServerMessage.protocolVersion else {
                 channel.close(promise: nil)
-                throw ClientError.protocolMismatch("the daemon speaks protocol \(hello.protocolVersion), this client \(ServerMessage.protocolVersion)")
+                throw ClientError.protocolMismatch(
+                    "the daemon speaks protocol \(hello.protocolVersion), this client \(ServerMessage.protocolVersion)")
             }
             // The rest of the stream continues where the iterator stopped.
             let rest = AsyncThrowingStream<ServerMessage, any Error> {

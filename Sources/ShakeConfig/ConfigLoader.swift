@@ -1,5 +1,5 @@
-public import ShakeDetection
 import Foundation
+public import ShakeDetection
 import Yams
 
 /// Reads and validates the configuration file (YAML).
@@ -112,7 +112,8 @@ struct NodeReader {
             }
             let range = parameter.allowed
             guard range.contains(number) else {
-                let bounds = parameter.isCount
+                let bounds =
+                    parameter.isCount
                     ? "\(Int(range.lowerBound))...\(Int(range.upperBound))"
                     : "\(range.lowerBound)...\(range.upperBound)"
                 throw error(value, key: key, "\(number) is out of range; allowed: \(bounds)")

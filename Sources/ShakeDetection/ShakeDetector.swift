@@ -179,7 +179,8 @@ public struct ShakeDetector: Sendable {
             let linearSquared = linear.lengthSquared
             shakePeakSquared = max(shakePeakSquared, linearSquared)
             if strokeSquared > dutySquared {
-                axisEnergy = axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
+                axisEnergy =
+                    axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
             }
             if lastMotion - began > settings.tooLong {
                 return cancel(began: began, at: time, reason: .tooLong, then: .calming)
@@ -311,8 +312,10 @@ public struct ShakeDetector: Sendable {
         }
         var good = half >= Self.minHalfPeriod && strokeImpulse >= settings.minImpulse
         if previousPeakLength > 0 {
-            good = good && min(strokePeakLength, previousPeakLength)
-                >= settings.symmetry * max(strokePeakLength, previousPeakLength)
+            good =
+                good
+                && min(strokePeakLength, previousPeakLength)
+                    >= settings.symmetry * max(strokePeakLength, previousPeakLength)
         }
         previousPeakLength = strokePeakLength
         chainReversals += 1
@@ -348,13 +351,15 @@ public struct ShakeDetector: Sendable {
             && halves.irregularity <= settings.maxIrregularity
         let reversals = goodReversals
         guard valid else {
-            return cancel(began: began, at: time, reason: .notAShake, then: .refractory(until: time + settings.refractory))
+            return cancel(
+                began: began, at: time, reason: .notAShake, then: .refractory(until: time + settings.refractory))
         }
         mode = .refractory(until: time + settings.refractory)
         resetStrokes()
         counters.ended += 1
         let axis: Axis =
-            axisEnergy.x >= axisEnergy.y && axisEnergy.x >= axisEnergy.z ? .x
+            axisEnergy.x >= axisEnergy.y && axisEnergy.x >= axisEnergy.z
+            ? .x
             : axisEnergy.y >= axisEnergy.z ? .y : .z
         return .ended(
             ShakeSummary(

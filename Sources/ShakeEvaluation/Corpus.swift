@@ -1,5 +1,5 @@
-public import ShakeTrace
 import Foundation
+public import ShakeTrace
 
 /// A labelled corpus of recordings: a folder with `manifest.csv` (`file,dataset,kind,activity,label_start,
 /// label_end,rate`) and the trace files it names, relative to the folder.
@@ -50,7 +50,8 @@ public struct Corpus: Sendable {
     public static func load(directory: String) throws(TraceError) -> Corpus {
         let path = (directory as NSString).appendingPathComponent("manifest.csv")
         let bytes = try TraceFile.readBytes(path: path)
-        return Corpus(directory: directory, recordings: try parseManifest(String(decoding: bytes, as: UTF8.self), source: path))
+        return Corpus(
+            directory: directory, recordings: try parseManifest(String(decoding: bytes, as: UTF8.self), source: path))
     }
 
     /// Parses manifest text.

@@ -11,8 +11,9 @@ extension Evaluation {
             return "median \(number(latency.median)) s, p90 \(number(latency.p90)) s"
         }
         var lines = [title]
-        lines.append("  shake recall            \(percent(recall)) (\(shakesCaught)/\(shakes))"
-            + ", extra events on shake clips: \(extraEventsOnShakes)")
+        lines.append(
+            "  shake recall            \(percent(recall)) (\(shakesCaught)/\(shakes))"
+                + ", extra events on shake clips: \(extraEventsOnShakes)")
         if !missedShakes.isEmpty {
             lines.append("    missed: \(missedShakes.joined(separator: ", "))")
         }
@@ -21,10 +22,12 @@ extension Evaluation {
         if !firing.isEmpty {
             lines.append("    " + firing.map { "\($0.name) \($0.fired)/\($0.total)" }.joined(separator: ", "))
         }
-        lines.append("  false shakes per hour   \(number(falseShakesPerHour)) (\(falseShakes) in \(number(adlHours)) h of daily living)"
-            + ", began per hour \(number(beganPerHour, 1))")
+        lines.append(
+            "  false shakes per hour   \(number(falseShakesPerHour)) (\(falseShakes) in \(number(adlHours)) h of daily living)"
+                + ", began per hour \(number(beganPerHour, 1))")
         if !byDataset.isEmpty {
-            lines.append("    by dataset: " + byDataset.map { "\($0.name) \(number($0.perHour))/h" }.joined(separator: ", "))
+            lines.append(
+                "    by dataset: " + byDataset.map { "\($0.name) \(number($0.perHour))/h" }.joined(separator: ", "))
         }
         if !byActivity.isEmpty {
             lines.append("    by activity, worst first (false/h, began/h):")
@@ -53,9 +56,12 @@ extension Evaluation {
         writer.add("extra_events_on_shakes", extraEventsOnShakes)
         writer.add("gestures", gestures)
         writer.add("gestures_firing", gestureShare, decimals: 4)
-        writer.add("gestures_firing_by_activity", rawJSON: "{" + gesturesFiring.map { group in
-            "\"\(group.name)\":{\"fired\":\(group.fired),\"total\":\(group.total)}"
-        }.joined(separator: ",") + "}")
+        writer.add(
+            "gestures_firing_by_activity",
+            rawJSON: "{"
+                + gesturesFiring.map { group in
+                    "\"\(group.name)\":{\"fired\":\(group.fired),\"total\":\(group.total)}"
+                }.joined(separator: ",") + "}")
         writer.add("adl_hours", adlHours, decimals: 4)
         writer.add("false_shakes", falseShakes)
         writer.add("false_shakes_per_hour", falseShakesPerHour, decimals: 3)
@@ -66,7 +72,11 @@ extension Evaluation {
         writer.add("falls_firing", fallShare, decimals: 4)
         for (name, latency) in [("began_latency", beganLatency), ("ended_latency", endedLatency)] {
             if let latency {
-                writer.add(name, rawJSON: "{\"median\":\(JSONObjectWriter.format(latency.median, decimals: 3)),\"p90\":\(JSONObjectWriter.format(latency.p90, decimals: 3))}")
+                writer.add(
+                    name,
+                    rawJSON:
+                        "{\"median\":\(JSONObjectWriter.format(latency.median, decimals: 3)),\"p90\":\(JSONObjectWriter.format(latency.p90, decimals: 3))}"
+                )
             } else {
                 writer.add(name, rawJSON: "null")
             }
@@ -75,22 +85,24 @@ extension Evaluation {
     }
 
     private static func array(_ strings: [String]) -> String {
-        "[" + strings.map { value in
-            var writer = JSONObjectWriter()
-            writer.add("v", value)
-            return String(writer.result.dropFirst(5).dropLast())
-        }.joined(separator: ",") + "]"
+        "["
+            + strings.map { value in
+                var writer = JSONObjectWriter()
+                writer.add("v", value)
+                return String(writer.result.dropFirst(5).dropLast())
+            }.joined(separator: ",") + "]"
     }
 
     private static func rates(_ groups: [GroupRate]) -> String {
-        "[" + groups.map { group in
-            var writer = JSONObjectWriter()
-            writer.add("name", group.name)
-            writer.add("false_shakes", group.count)
-            writer.add("hours", group.hours, decimals: 4)
-            writer.add("per_hour", group.perHour, decimals: 3)
-            writer.add("began_per_hour", group.beganPerHour, decimals: 2)
-            return writer.result
-        }.joined(separator: ",") + "]"
+        "["
+            + groups.map { group in
+                var writer = JSONObjectWriter()
+                writer.add("name", group.name)
+                writer.add("false_shakes", group.count)
+                writer.add("hours", group.hours, decimals: 4)
+                writer.add("per_hour", group.perHour, decimals: 3)
+                writer.add("began_per_hour", group.beganPerHour, decimals: 2)
+                return writer.result
+            }.joined(separator: ",") + "]"
     }
 }

@@ -106,7 +106,8 @@ public struct Evaluation: Sendable {
                 }
             case .gesture:
                 gestures += 1
-                var group = gestureGroups[recording.activity] ?? GroupShare(name: recording.activity, fired: 0, total: 0)
+                var group =
+                    gestureGroups[recording.activity] ?? GroupShare(name: recording.activity, fired: 0, total: 0)
                 group.total += 1
                 if outcome.endedCount > 0 { group.fired += 1 }
                 gestureGroups[recording.activity] = group

@@ -63,7 +63,8 @@ public struct TracePlot: Sendable {
 
         let magnitudes = run.linear.map(\.length)
         let upperMax = Self.niceCeiling(max(settings.threshold * 1.5, magnitudes.max() ?? 0))
-        let axisMax = Self.niceCeiling(max(settings.threshold, run.linear.map { max(abs($0.x), abs($0.y), abs($0.z)) }.max() ?? 0))
+        let axisMax = Self.niceCeiling(
+            max(settings.threshold, run.linear.map { max(abs($0.x), abs($0.y), abs($0.z)) }.max() ?? 0))
         let yUpper = { (value: Double) in top + upperHeight - value / upperMax * upperHeight }
         let yLower = { (value: Double) in lowerTop + lowerHeight / 2 - value / axisMax * lowerHeight / 2 }
 
@@ -73,10 +74,14 @@ public struct TracePlot: Sendable {
         // Shading: the label, then the shakes that ended.
         for (panelTop, panelHeight) in [(top, upperHeight), (lowerTop, lowerHeight)] {
             if let label {
-                canvas.rect(x: x(label.start), y: panelTop, width: x(label.end) - x(label.start), height: panelHeight, fill: "#fff3b0")
+                canvas.rect(
+                    x: x(label.start), y: panelTop, width: x(label.end) - x(label.start), height: panelHeight,
+                    fill: "#fff3b0")
             }
             for case .ended(let summary) in run.events {
-                canvas.rect(x: x(summary.began), y: panelTop, width: x(summary.time) - x(summary.began), height: panelHeight, fill: "#cfe3ff")
+                canvas.rect(
+                    x: x(summary.began), y: panelTop, width: x(summary.time) - x(summary.began), height: panelHeight,
+                    fill: "#cfe3ff")
             }
         }
 
@@ -96,23 +101,30 @@ public struct TracePlot: Sendable {
             canvas.text(Self.format(value), x: left - 6, y: yUpper(value) + 4, size: 11, anchor: "end")
         }
         for value in [-axisMax, -axisMax / 2, 0, axisMax / 2, axisMax] {
-            canvas.line(x1: left, y1: yLower(value), x2: right, y2: yLower(value), color: value == 0 ? "#bbbbbb" : "#eeeeee")
+            canvas.line(
+                x1: left, y1: yLower(value), x2: right, y2: yLower(value), color: value == 0 ? "#bbbbbb" : "#eeeeee")
             canvas.text(Self.format(value), x: left - 6, y: yLower(value) + 4, size: 11, anchor: "end")
         }
-        canvas.text("gravity-free |a| (m/s²)", x: 16, y: top + upperHeight / 2, size: 12, anchor: "middle", rotate: true)
+        canvas.text(
+            "gravity-free |a| (m/s²)", x: 16, y: top + upperHeight / 2, size: 12, anchor: "middle", rotate: true)
         canvas.text("axes (m/s²)", x: 16, y: lowerTop + lowerHeight / 2, size: 12, anchor: "middle", rotate: true)
         canvas.rect(x: left, y: top, width: right - left, height: upperHeight, fill: "none", stroke: "#888")
         canvas.rect(x: left, y: lowerTop, width: right - left, height: lowerHeight, fill: "none", stroke: "#888")
 
         // Threshold lines.
-        canvas.line(x1: left, y1: yUpper(settings.threshold), x2: right, y2: yUpper(settings.threshold), color: "#d62728", dash: "6,4")
-        canvas.line(x1: left, y1: yUpper(settings.threshold / 2), x2: right, y2: yUpper(settings.threshold / 2), color: "#d62728", dash: "2,3")
+        canvas.line(
+            x1: left, y1: yUpper(settings.threshold), x2: right, y2: yUpper(settings.threshold), color: "#d62728",
+            dash: "6,4")
+        canvas.line(
+            x1: left, y1: yUpper(settings.threshold / 2), x2: right, y2: yUpper(settings.threshold / 2),
+            color: "#d62728", dash: "2,3")
 
         // Signals.
         canvas.polyline(zip(run.times, magnitudes).map { (x($0), yUpper($1)) }, color: "#9a9a9a", width: 1)
         canvas.polyline(zip(run.times, run.stroke).map { (x($0), yUpper($1)) }, color: "#1f4e9e", width: 1.3)
         for (component, color) in [(\Vector3.x, "#d62728"), (\Vector3.y, "#2ca02c"), (\Vector3.z, "#1f77b4")] {
-            canvas.polyline(zip(run.times, run.linear).map { (x($0), yLower($1[keyPath: component])) }, color: color, width: 1)
+            canvas.polyline(
+                zip(run.times, run.linear).map { (x($0), yLower($1[keyPath: component])) }, color: color, width: 1)
         }
 
         // Events; labels of neighbouring events are staggered so they do not overlap.
@@ -125,14 +137,18 @@ public struct TracePlot: Sendable {
             lastLabelEnd = position + labelWidth
             switch event {
             case .began:
-                canvas.line(x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#2ca02c", width: 1.5)
+                canvas.line(
+                    x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#2ca02c", width: 1.5)
                 canvas.text("began", x: position + 3, y: top + 12 + row, size: 11, color: "#2ca02c")
             case .ended:
-                canvas.line(x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#1f4e9e", width: 1.5)
+                canvas.line(
+                    x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#1f4e9e", width: 1.5)
                 canvas.text("ended", x: position + 3, y: top + 12 + row, size: 11, color: "#1f4e9e")
             case .cancelled(_, _, let reason):
-                canvas.line(x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#ff7f0e", width: 1.5)
-                canvas.text("cancelled (\(reason.rawValue))", x: position + 3, y: top + 12 + row, size: 11, color: "#ff7f0e")
+                canvas.line(
+                    x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#ff7f0e", width: 1.5)
+                canvas.text(
+                    "cancelled (\(reason.rawValue))", x: position + 3, y: top + 12 + row, size: 11, color: "#ff7f0e")
             }
         }
 
@@ -203,12 +219,14 @@ struct SVGCanvas {
         x1: Double, y1: Double, x2: Double, y2: Double, color: String, width: Double = 1, dash: String? = nil
     ) {
         let dashed = dash.map { " stroke-dasharray=\"\($0)\"" } ?? ""
-        body += "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(color)\" stroke-width=\"\(n(width))\"\(dashed)/>\n"
+        body +=
+            "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(color)\" stroke-width=\"\(n(width))\"\(dashed)/>\n"
     }
 
     mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String, stroke: String? = nil) {
         let outline = stroke.map { " stroke=\"\($0)\"" } ?? ""
-        body += "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(max(0, width)))\" height=\"\(n(max(0, height)))\" fill=\"\(fill)\"\(outline)/>\n"
+        body +=
+            "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(max(0, width)))\" height=\"\(n(max(0, height)))\" fill=\"\(fill)\"\(outline)/>\n"
     }
 
     mutating func polyline(_ points: [(Double, Double)], color: String, width: Double) {
@@ -221,7 +239,11 @@ struct SVGCanvas {
         var high = (0.0, -Double.infinity)
         func flush() {
             guard column != Int.min else { return }
-            if low.0 <= high.0 { thinned.append(low); thinned.append(high) } else { thinned.append(high); thinned.append(low) }
+            if low.0 <= high.0 {
+                thinned.append(low); thinned.append(high)
+            } else {
+                thinned.append(high); thinned.append(low)
+            }
         }
         for point in points where point.1.isFinite {
             let pixel = Int(point.0.rounded(.down))
@@ -237,7 +259,8 @@ struct SVGCanvas {
         }
         flush()
         let list = thinned.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ")
-        body += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(n(width))\" stroke-linejoin=\"round\" points=\"\(list)\"/>\n"
+        body +=
+            "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(n(width))\" stroke-linejoin=\"round\" points=\"\(list)\"/>\n"
     }
 
     mutating func text(
@@ -247,6 +270,7 @@ struct SVGCanvas {
         let escaped = string.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;")
         let transform = rotate ? " transform=\"rotate(-90 \(n(x)) \(n(y)))\"" : ""
-        body += "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" fill=\"\(color)\" text-anchor=\"\(anchor)\" font-weight=\"\(weight)\"\(transform)>\(escaped)</text>\n"
+        body +=
+            "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" fill=\"\(color)\" text-anchor=\"\(anchor)\" font-weight=\"\(weight)\"\(transform)>\(escaped)</text>\n"
     }
 }

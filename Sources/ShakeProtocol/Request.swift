@@ -76,10 +76,12 @@ extension Request {
         do {
             value = try JSONValue.parse(line)
         } catch {
-            throw RequestError(code: "not_json", message: "the line is not JSON (\(error.message) at byte \(error.offset))")
+            throw RequestError(
+                code: "not_json", message: "the line is not JSON (\(error.message) at byte \(error.offset))")
         }
         guard let fields = value.object else {
-            throw RequestError(code: "not_an_object", message: "a request is a JSON object, e.g. {\"request\":\"status\"}")
+            throw RequestError(
+                code: "not_an_object", message: "a request is a JSON object, e.g. {\"request\":\"status\"}")
         }
         guard let nameValue = fields["request"] else {
             throw RequestError(code: "missing_request", message: "the object has no \"request\" field")
@@ -109,7 +111,8 @@ extension Request {
                 for entry in names {
                     guard let text = entry.string, let phase = ShakeEvent.Phase(rawValue: text) else {
                         throw RequestError(
-                            code: "bad_value", message: "\"phases\" may hold \"began\", \"ended\" and \"cancelled\" only")
+                            code: "bad_value",
+                            message: "\"phases\" may hold \"began\", \"ended\" and \"cancelled\" only")
                     }
                     phases.insert(phase)
                 }

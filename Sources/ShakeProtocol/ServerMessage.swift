@@ -35,7 +35,8 @@ public enum ServerMessage: Sendable, Hashable {
         public var run: String
 
         public init(
-            protocolVersion: Int = ServerMessage.protocolVersion, sensor: SensorInfo, shaking: Bool, seq: Int, run: String
+            protocolVersion: Int = ServerMessage.protocolVersion, sensor: SensorInfo, shaking: Bool, seq: Int,
+            run: String
         ) {
             self.protocolVersion = protocolVersion
             self.sensor = sensor
@@ -70,7 +71,9 @@ public enum ServerMessage: Sendable, Hashable {
         /// Named counters: samples, invalid, discontinuities, began, ended, cancelled, clients refused...
         public var counters: [String: Int]
 
-        public init(sensor: SensorInfo, subscribers: Int, shaking: Bool, seq: Int, uptime: Double, counters: [String: Int]) {
+        public init(
+            sensor: SensorInfo, subscribers: Int, shaking: Bool, seq: Int, uptime: Double, counters: [String: Int]
+        ) {
             self.sensor = sensor
             self.subscribers = subscribers
             self.shaking = shaking
@@ -177,7 +180,9 @@ extension ServerMessage {
                     throw DecodingError(message: "ended: no axis")
                 }
                 shake = .ended(
-                    ShakeSummary(time: time, began: try double("began"), peak: try double("peak"), axis: axis, reversals: try int("reversals")))
+                    ShakeSummary(
+                        time: time, began: try double("began"), peak: try double("peak"), axis: axis,
+                        reversals: try int("reversals")))
             case "cancelled":
                 guard let reason = value["reason"]?.string.flatMap(ShakeEvent.CancelReason.init(rawValue:)) else {
                     throw DecodingError(message: "cancelled: no reason")
@@ -199,7 +204,8 @@ extension ServerMessage {
                     sensor: sensor, subscribers: try int("subscribers"), shaking: value["shaking"]?.bool ?? false,
                     seq: try int("seq"), uptime: try double("uptime"), counters: counters))
         case "replayed":
-            return .replayed(since: try int("since"), count: try int("count"), complete: value["complete"]?.bool ?? false)
+            return .replayed(
+                since: try int("since"), count: try int("count"), complete: value["complete"]?.bool ?? false)
         case "dropped":
             return .dropped(count: try int("count"))
         case "sample":

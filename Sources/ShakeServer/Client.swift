@@ -160,7 +160,8 @@ final class ClientHandler: ChannelInboundHandler {
             guard active else { return }
             let peer = raw.map {
                 PeerCredentials(
-                    pid: $0.pid, uid: $0.uid, gid: $0.gid, supplementaryGroups: PeerCredentials.supplementaryGroups(of: $0.pid))
+                    pid: $0.pid, uid: $0.uid, gid: $0.gid,
+                    supplementaryGroups: PeerCredentials.supplementaryGroups(of: $0.pid))
             }
             let client = Client(channel: channel, peer: peer, server: server)
             self.client = client

@@ -22,7 +22,9 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
         guard pid > 0, let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
             let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") })
         else { return [] }
-        return Set(line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) })
+        return Set(
+            line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) }
+        )
     }
 }
 

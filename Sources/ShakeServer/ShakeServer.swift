@@ -194,21 +194,30 @@ public final class ShakeServer: @unchecked Sendable {
         counters.connections += 1
         guard clients.count < configuration.maxClients else {
             counters.refused += 1
-            logger.warning("refused a client: too many clients", metadata: ["peer": "\(client.peerDescription)", "limit": "\(configuration.maxClients)"])
-            client.reply(buffer(ServerMessage.error(code: "too_many_clients", message: "the daemon serves at most \(configuration.maxClients) clients").line))
+            logger.warning(
+                "refused a client: too many clients",
+                metadata: ["peer": "\(client.peerDescription)", "limit": "\(configuration.maxClients)"])
+            client.reply(
+                buffer(
+                    ServerMessage.error(
+                        code: "too_many_clients",
+                        message: "the daemon serves at most \(configuration.maxClients) clients"
+                    ).line))
             _ = client.flushAndClose()
             return
         }
         if let peer = client.peer, !configuration.access.subscribe.allows(peer) {
             counters.refused += 1
-            logger.warning("refused a client: not allowed to subscribe", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
+            logger.warning(
+                "refused a client: not allowed to subscribe", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
             client.reply(buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
             _ = client.flushAndClose()
             return
         }
         clients[ObjectIdentifier(client)] = client
         let status = hooks.status()
-        client.reply(buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
+        client.reply(
+            buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
         listenersChanged()
     }
 
@@ -246,10 +255,14 @@ public final class ShakeServer: @unchecked Sendable {
             logger.warning(
                 "refused a request",
                 metadata: [
-                    "request": "\(request.name)", "pid": "\(peer?.pid ?? -1)", "uid": "\(peer.map { String($0.uid) } ?? "unknown")",
+                    "request": "\(request.name)", "pid": "\(peer?.pid ?? -1)",
+                    "uid": "\(peer.map { String($0.uid) } ?? "unknown")",
                     "gid": "\(peer.map { String($0.gid) } ?? "unknown")",
                 ])
-            client.reply(buffer(ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line))
+            client.reply(
+                buffer(
+                    ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line
+                ))
             return
         }
         switch request {
@@ -263,7 +276,8 @@ public final class ShakeServer: @unchecked Sendable {
             counters["bad_lines"] = self.counters.badLines
             counters["events_dropped"] = self.counters.dropped
             let message = ServerMessage.Status(
-                sensor: status.sensor, subscribers: clients.values.filter(\.isSubscriber).count, shaking: status.shaking,
+                sensor: status.sensor, subscribers: clients.values.filter(\.isSubscriber).count,
+                shaking: status.shaking,
                 seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
             client.reply(buffer(ServerMessage.status(message).line))
         case .subscribe(let phases):
@@ -272,7 +286,8 @@ public final class ShakeServer: @unchecked Sendable {
             client.reply(buffer(ServerMessage.ok(request: "subscribe").line))
             listenersChanged()
         case .replay(let since):
-            let ordered = ring.count < configuration.replayCapacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
+            let ordered =
+                ring.count < configuration.replayCapacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
             let oldest = ordered.first?.seq ?? (seq + 1)
             var count = 0
             for entry in ordered where entry.seq > since && client.phases.contains(entry.phase) {
@@ -297,8 +312,13 @@ public final class ShakeServer: @unchecked Sendable {
         client.badLines += 1
         client.reply(buffer(ServerMessage.error(code: error.code, message: error.message).line))
         if client.badLines >= configuration.maxBadLines {
-            logger.warning("disconnected a client that kept sending bad lines", metadata: ["peer": "\(client.peerDescription)"])
-            client.reply(buffer(ServerMessage.error(code: "too_many_errors", message: "disconnected after \(configuration.maxBadLines) bad lines").line))
+            logger.warning(
+                "disconnected a client that kept sending bad lines", metadata: ["peer": "\(client.peerDescription)"])
+            client.reply(
+                buffer(
+                    ServerMessage.error(
+                        code: "too_many_errors", message: "disconnected after \(configuration.maxBadLines) bad lines"
+                    ).line))
             _ = client.flushAndClose()
         }
     }
@@ -307,8 +327,16 @@ public final class ShakeServer: @unchecked Sendable {
         counters.dropped += count
         if client.droppedTotal > configuration.dropLimit {
             counters.disconnectedSlow += 1
-            logger.warning("disconnected a client that does not read", metadata: ["peer": "\(client.peerDescription)", "dropped": "\(client.droppedTotal)"])
-            client.cutOff(with: buffer(ServerMessage.error(code: "too_slow", message: "disconnected: \(client.droppedTotal) messages dropped because this client did not read").line))
+            logger.warning(
+                "disconnected a client that does not read",
+                metadata: ["peer": "\(client.peerDescription)", "dropped": "\(client.droppedTotal)"])
+            client.cutOff(
+                with: buffer(
+                    ServerMessage.error(
+                        code: "too_slow",
+                        message:
+                            "disconnected: \(client.droppedTotal) messages dropped because this client did not read"
+                    ).line))
         }
     }
 }

@@ -46,8 +46,9 @@ public struct TraceParser: Sendable {
             guard !line.isEmpty, bytes[line.lowerBound] != UInt8(ascii: "#") else { continue }
             if !sawHeader {
                 let text = String(decoding: bytes[line], as: UTF8.self)
-                guard text.unicodeScalars.filter({ $0 != " " && $0 != "\t" }).map(String.init).joined()
-                    == Self.header
+                guard
+                    text.unicodeScalars.filter({ $0 != " " && $0 != "\t" }).map(String.init).joined()
+                        == Self.header
                 else {
                     throw TraceError(
                         file: source, line: lineNumber,

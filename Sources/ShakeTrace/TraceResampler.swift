@@ -29,7 +29,8 @@ public enum TraceResampler {
             let b = samples[index + 1]
             let span = b.time - a.time
             let fraction = span > 0 ? min(1, max(0, (time - a.time) / span)) : 0
-            result.append(Sample(time: time, acceleration: a.acceleration + (b.acceleration - a.acceleration) * fraction))
+            result.append(
+                Sample(time: time, acceleration: a.acceleration + (b.acceleration - a.acceleration) * fraction))
             time = first.time + Double(result.count) / rate
         }
         return result

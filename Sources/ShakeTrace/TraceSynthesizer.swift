@@ -1,5 +1,5 @@
-public import ShakeDetection
 import Foundation
+public import ShakeDetection
 
 /// Writes synthetic accelerometer traces: a motion inside a background, as a device's accelerometer reports it
 /// (gravity included, in the device's frame, with sensor noise and sampling jitter).
@@ -31,10 +31,12 @@ public struct TraceSynthesizer: Sendable {
         while elapsed <= model.totalLength + 1e-9 {
             var reading = model.acceleration(at: elapsed)
             if options.noise > 0 {
-                reading = reading + Vector3(
-                    x: random.gaussian(deviation: options.noise),
-                    y: random.gaussian(deviation: options.noise),
-                    z: random.gaussian(deviation: options.noise))
+                reading =
+                    reading
+                    + Vector3(
+                        x: random.gaussian(deviation: options.noise),
+                        y: random.gaussian(deviation: options.noise),
+                        z: random.gaussian(deviation: options.noise))
             }
             samples.append(Sample(time: options.start + elapsed, acceleration: reading))
             let wobble = options.jitter > 0 ? random.uniform(-options.jitter...options.jitter) : 0
@@ -158,7 +160,8 @@ extension TraceSynthesizer {
                 break
             case .hand:
                 // Physiological tremor (8-12 Hz, a few hundredths of g), small slow hand movements and drift.
-                linear = linear
+                linear =
+                    linear
                     + Self.xAxis * (0.07 * sin(2 * .pi * 9.3 * t + p[0]) + 0.15 * sin(2 * .pi * 0.6 * t + p[1]))
                     + Self.yAxis * (0.06 * sin(2 * .pi * 10.1 * t + p[2]) + 0.12 * sin(2 * .pi * 0.45 * t + p[3]))
                     + Self.zAxis * (0.05 * sin(2 * .pi * 8.7 * t + p[4]) + 0.1 * sin(2 * .pi * 0.8 * t + p[5]))
@@ -168,7 +171,8 @@ extension TraceSynthesizer {
                 // Heel strikes push up once per step; the body sways forward and sideways.
                 let phase = 2 * .pi * stepFrequency * t + p[0]
                 let strike = pow(max(0, cos(phase)), 3) - 0.212
-                linear = linear + up * (4.0 * strike) + forward * (1.2 * sin(phase + p[1]))
+                linear =
+                    linear + up * (4.0 * strike) + forward * (1.2 * sin(phase + p[1]))
                     + side * (0.8 * sin(phase / 2 + p[2]))
                 upNow = Self.rotate(upNow, about: forward, by: 0.06 * sin(phase / 2 + p[3]))
             case .jogging:
@@ -185,7 +189,8 @@ extension TraceSynthesizer {
                     vertical += 1.5 * g * exp(-strike / 0.015) * cos(2 * .pi * 18 * strike)
                 }
                 let phase = 2 * .pi * local
-                linear = linear + up * vertical + forward * (0.5 * g * sin(phase + p[1]))
+                linear =
+                    linear + up * vertical + forward * (0.5 * g * sin(phase + p[1]))
                     + side * (0.3 * g * sin(phase / 2 + p[2]))
                 upNow = Self.rotate(upNow, about: forward, by: 0.15 * sin(phase / 2 + p[3]))
                 upNow = Self.rotate(upNow, about: side, by: 0.1 * sin(phase + p[4]))
@@ -197,7 +202,8 @@ extension TraceSynthesizer {
                 let g = TraceSynthesizer.gravity
                 let strike = 1.5 * g * exp(-since / 0.03) * cos(2 * .pi * 15 * since)
                 let phase = 2 * .pi * since / period
-                linear = linear + up * (strike + 0.25 * g * sin(phase + p[1])) + forward * (0.3 * g * sin(phase + p[2]))
+                linear =
+                    linear + up * (strike + 0.25 * g * sin(phase + p[1])) + forward * (0.3 * g * sin(phase + p[2]))
                     + side * (0.15 * g * sin(phase / 2 + p[3]))
                 upNow = Self.rotate(upNow, about: forward, by: 0.08 * sin(phase / 2 + p[4]))
             }
@@ -230,11 +236,13 @@ extension TraceSynthesizer {
                 let strength = peak * cycle.strength
                 switch options.direction {
                 case .horizontal:
-                    let a = Self.xAxis * (strength * wave) + Self.yAxis * (0.15 * strength * sin(phase + 1))
+                    let a =
+                        Self.xAxis * (strength * wave) + Self.yAxis * (0.15 * strength * sin(phase + 1))
                         + Self.zAxis * (0.1 * strength * sin(phase + 2))
                     return (a, Self.zAxis, 0.12 * options.force * cos(phase))
                 case .vertical:
-                    let a = Self.yAxis * (strength * wave) + Self.xAxis * (0.15 * strength * sin(phase + 1))
+                    let a =
+                        Self.yAxis * (strength * wave) + Self.xAxis * (0.15 * strength * sin(phase + 1))
                         + Self.zAxis * (0.1 * strength * sin(phase + 2))
                     return (a, Self.xAxis, 0.12 * options.force * cos(phase))
                 case .both:
@@ -249,7 +257,8 @@ extension TraceSynthesizer {
                     let amplitude = min(0.7, strength / (radius * omega * omega))
                     let angle = amplitude * sin(phase)
                     let rate = amplitude * omega * cos(phase)
-                    let a = Self.xAxis * (-radius * amplitude * omega * omega * sin(phase))
+                    let a =
+                        Self.xAxis * (-radius * amplitude * omega * omega * sin(phase))
                         + Self.yAxis * (-radius * rate * rate)
                     return (a, Self.zAxis, angle)
                 }

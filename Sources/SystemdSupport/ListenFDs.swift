@@ -18,7 +18,10 @@ public struct ListenFDs: Sendable, Hashable {
         guard let count = environment["LISTEN_FDS"].flatMap({ Int32($0) }), count > 0, count < 1024,
             let owner = environment["LISTEN_PID"].flatMap({ Int32($0) }), owner == pid
         else { return nil }
-        let names = environment["LISTEN_FDNAMES"].map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []
+        let names =
+            environment["LISTEN_FDNAMES"].map {
+                $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            } ?? []
         return ListenFDs(descriptors: (0..<count).map { start + $0 }, names: names)
     }
 

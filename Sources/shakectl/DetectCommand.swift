@@ -47,7 +47,9 @@ struct DetectCommand: ParsableCommand {
                 print(output, terminator: "")
                 let counters = detector.counters
                 if counters.invalid > 0 {
-                    StandardStreams.printError("\(file): note: dropped \(counters.invalid) invalid samples (not a number, or beyond ±10,000 m/s²)")
+                    StandardStreams.printError(
+                        "\(file): note: dropped \(counters.invalid) invalid samples (not a number, or beyond ±10,000 m/s²)"
+                    )
                 }
                 if counters.discontinuities > 0 {
                     StandardStreams.printError(
@@ -62,4 +64,3 @@ struct DetectCommand: ParsableCommand {
         if failed { throw ExitCode.failure }
     }
 }
-

@@ -84,7 +84,9 @@ struct EvalCommand: ParsableCommand {
             print(evaluation.json(sensitivity: name, corpus: directory))
         } else {
             let rate = resample.map { ", resampled to \(JSONObjectWriter.format($0, decimals: 1)) Hz" } ?? ""
-            print(evaluation.report(title: "\(directory): \(corpus.recordings.count) recordings, sensitivity \(name)\(rate)"))
+            print(
+                evaluation.report(
+                    title: "\(directory): \(corpus.recordings.count) recordings, sensitivity \(name)\(rate)"))
         }
     }
 }

@@ -33,7 +33,9 @@ struct ExecCommand: AsyncParsableCommand {
 
     func validate() throws {
         let words = command
-        guard !words.isEmpty else { throw ValidationError("Name a command to run after --, e.g. shakectl exec -- xdotool key ctrl+z") }
+        guard !words.isEmpty else {
+            throw ValidationError("Name a command to run after --, e.g. shakectl exec -- xdotool key ctrl+z")
+        }
     }
 
     func run() async throws {
@@ -126,7 +128,8 @@ actor CommandRunner {
             try process.run()
             process.waitUntilExit()
             if process.terminationStatus != 0 {
-                StandardStreams.printError("\(words[0]) exited with status \(process.terminationStatus) for event #\(notification.seq)")
+                StandardStreams.printError(
+                    "\(words[0]) exited with status \(process.terminationStatus) for event #\(notification.seq)")
             }
         } catch {
             StandardStreams.printError("cannot run \(words[0]): \(error)")

@@ -34,7 +34,9 @@ struct ListenCommand: AsyncParsableCommand {
     func run() async throws {
         var seen = 0
         do {
-            for try await update in connection.client.updates(phases: phases?.phases ?? [], since: since, reconnect: !noReconnect) {
+            for try await update in connection.client.updates(
+                phases: phases?.phases ?? [], since: since, reconnect: !noReconnect)
+            {
                 switch update {
                 case .shake(let notification):
                     let line = json ? ServerMessage.shake(notification).line : notification.readable
@@ -47,7 +49,8 @@ struct ListenCommand: AsyncParsableCommand {
                 case .connected(let hello, let complete):
                     let sensor = [hello.sensor.source, hello.sensor.name].compactMap { $0 }.joined(separator: " ")
                     StandardStreams.printError(
-                        "connected (sensor: \(sensor), seq \(hello.seq))" + (complete ? "" : "; some events were lost while away"))
+                        "connected (sensor: \(sensor), seq \(hello.seq))"
+                            + (complete ? "" : "; some events were lost while away"))
                 case .disconnected:
                     StandardStreams.printError("the daemon went away; reconnecting")
                 }

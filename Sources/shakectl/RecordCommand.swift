@@ -34,10 +34,16 @@ struct RecordCommand: AsyncParsableCommand {
             StandardStreams.printError("\(out): cannot be written")
             throw ExitCode.failure
         }
-        guard StandardStreams.write("# recorded by shakectl record\n\(TraceParser.header)\n", to: handle) else { return }
+        guard StandardStreams.write("# recorded by shakectl record\n\(TraceParser.header)\n", to: handle) else {
+            return
+        }
         let samples = connection.client.samples()
         let stop = Task {
-            if let seconds { try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9)) } else { await Self.interrupted() }
+            if let seconds {
+                try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            } else {
+                await Self.interrupted()
+            }
         }
         let recording = Task {
             var written = 0

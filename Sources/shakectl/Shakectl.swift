@@ -4,7 +4,8 @@ import ArgumentParser
 struct Shakectl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shakectl",
-        abstract: "Talk to shaked (listen, exec, status, simulate, record) and work with traces (detect, synth, eval, plot).",
+        abstract:
+            "Talk to shaked (listen, exec, status, simulate, record) and work with traces (detect, synth, eval, plot).",
         discussion: """
             A trace is a CSV file with the header 'time,x,y,z': seconds, and acceleration in m/s² on the \
             device's axes with gravity included. Lines starting with '#' are comments.

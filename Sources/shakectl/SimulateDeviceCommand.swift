@@ -116,8 +116,11 @@ struct SimulateDeviceCommand: ParsableCommand {
         var scripts: [String] = []
         for device in devices {
             description += device.umockdevDescription()
-            let file = directory.appendingPathComponent("iio:device\(device.number).\(device.isBuffered ? "script" : "raw")")
-            let contents = device.isBuffered ? device.script(speed: speed, batch: batch) : Array(device.rawPlayback(speed: speed).utf8)
+            let file = directory.appendingPathComponent(
+                "iio:device\(device.number).\(device.isBuffered ? "script" : "raw")")
+            let contents =
+                device.isBuffered
+                ? device.script(speed: speed, batch: batch) : Array(device.rawPlayback(speed: speed).utf8)
             do {
                 try Data(contents).write(to: file)
             } catch {
@@ -133,7 +136,8 @@ struct SimulateDeviceCommand: ParsableCommand {
             StandardStreams.printError("\(descriptionFile.path): cannot be written: \(error.localizedDescription)")
             throw ExitCode.failure
         }
-        let command = (["umockdev-run", "--device", descriptionFile.path] + scripts + ["--", "shaked", "--print-events"])
+        let command =
+            (["umockdev-run", "--device", descriptionFile.path] + scripts + ["--", "shaked", "--print-events"])
             .joined(separator: " ")
         print(command)
     }
@@ -287,11 +291,12 @@ struct SimulatedAccelerometer {
         lines += attributes.map { "A: \($0.0)=\(Self.escape($0.1))\\n" }
         var text = lines.joined(separator: "\n") + "\n\n"
         if let triggerName {
-            text += [
-                "P: /devices/iio_sysfs_trigger/trigger\(number)",
-                "E: SUBSYSTEM=iio",
-                "A: name=\(Self.escape(triggerName))\\n",
-            ].joined(separator: "\n") + "\n\n"
+            text +=
+                [
+                    "P: /devices/iio_sysfs_trigger/trigger\(number)",
+                    "E: SUBSYSTEM=iio",
+                    "A: name=\(Self.escape(triggerName))\\n",
+                ].joined(separator: "\n") + "\n\n"
         }
         return text
     }
@@ -347,7 +352,9 @@ struct SimulatedAccelerometer {
                 return (group.reduce(0) { $0 + $1.delay }, group.flatMap(\.bytes))
             }
         }
-        var output = Array("# \(samples.count) scans of the trace, \(scan(samples.first ?? Sample(time: 0, x: 0, y: 0, z: 0)).count) bytes each\n".utf8)
+        var output = Array(
+            "# \(samples.count) scans of the trace, \(scan(samples.first ?? Sample(time: 0, x: 0, y: 0, z: 0)).count) bytes each\n"
+                .utf8)
         for line in lines {
             output += Array("r \(line.delay) ".utf8)
             for byte in line.bytes {

@@ -27,7 +27,9 @@ struct StatusCommand: AsyncParsableCommand {
         }
         let sensor = status.sensor
         var lines = [
-            "sensor:       " + ([sensor.source, sensor.name, sensor.id.map { "(\($0))" }, sensor.location].compactMap { $0 }.joined(separator: " ")),
+            "sensor:       "
+                + ([sensor.source, sensor.name, sensor.id.map { "(\($0))" }, sensor.location].compactMap { $0 }.joined(
+                    separator: " ")),
             "rate:         " + (sensor.rate.map { JSONObjectWriter.format($0, decimals: 1) + " Hz" } ?? "unknown"),
             "subscribers:  \(status.subscribers)",
             "shaking:      \(status.shaking ? "yes" : "no")",
@@ -36,7 +38,9 @@ struct StatusCommand: AsyncParsableCommand {
         ]
         for key in status.counters.keys.sorted() {
             let name = key.replacingOccurrences(of: "_", with: " ") + ":"
-            lines.append(name.padding(toLength: max(14, name.count + 1), withPad: " ", startingAt: 0) + "\(status.counters[key] ?? 0)")
+            lines.append(
+                name.padding(toLength: max(14, name.count + 1), withPad: " ", startingAt: 0)
+                    + "\(status.counters[key] ?? 0)")
         }
         print(lines.joined(separator: "\n"))
     }
@@ -46,7 +50,8 @@ struct SimulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
         abstract: "Ask the daemon to run a synthetic shake through its detector (root or the admin group).",
-        discussion: "Like the iOS Simulator's Shake command: subscribers receive began and ended marked \"simulated\":true.")
+        discussion:
+            "Like the iOS Simulator's Shake command: subscribers receive began and ended marked \"simulated\":true.")
 
     @OptionGroup var connection: ClientOptions
 

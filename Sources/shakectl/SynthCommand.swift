@@ -31,7 +31,8 @@ struct SynthCommand: ParsableCommand {
     var duration = 1.5
     @Option(help: "Seconds per back-and-forth.")
     var iteration = 0.22
-    @Option(help: "How the strength changes: \(SynthesisOptions.Interpolation.allValueStrings.joined(separator: ", ")).")
+    @Option(
+        help: "How the strength changes: \(SynthesisOptions.Interpolation.allValueStrings.joined(separator: ", ")).")
     var interpolation = SynthesisOptions.Interpolation.none
     @Flag(help: "Play the strength envelope forwards, then backwards.")
     var autoreverse = false
@@ -108,4 +109,3 @@ struct SynthCommand: ParsableCommand {
         }
     }
 }
-

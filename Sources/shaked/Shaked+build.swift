@@ -1,7 +1,7 @@
 import ArgumentParser
+import Foundation
 import IIOSensor
 import Logging
-import Foundation
 import ShakeConfig
 import ShakeDetection
 import ShakeProtocol
@@ -77,7 +77,9 @@ extension Shaked {
         let environment = ProcessInfo.processInfo.environment
         if noSocket {
             options.listener = nil
-        } else if let passed = ListenFDs.from(environment: environment, pid: getpid()), let fd = passed.descriptors.first {
+        } else if let passed = ListenFDs.from(environment: environment, pid: getpid()),
+            let fd = passed.descriptors.first
+        {
             for name in ListenFDs.variables { unsetenv(name) }
             options.listener = .descriptor(fd)
         } else {

@@ -73,7 +73,10 @@ struct Shaked: ParsableCommand {
     @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
     var logLevel = "info"
 
-    @Option(help: "The Unix socket for subscribers (default: $SHAKED_SOCKET, else $RUNTIME_DIRECTORY/shaked.sock, else /run/shaked/shaked.sock).")
+    @Option(
+        help:
+            "The Unix socket for subscribers (default: $SHAKED_SOCKET, else $RUNTIME_DIRECTORY/shaked.sock, else /run/shaked/shaked.sock)."
+    )
     var socket: String?
 
     @Flag(help: "Do not listen on a socket (events only with --print-events).")
@@ -103,7 +106,9 @@ struct Shaked: ParsableCommand {
         }
         _ = mode
         if noSocket, socket != nil { throw ValidationError("--socket and --no-socket contradict each other") }
-        if let socketGroup, getgrnam(socketGroup) == nil { throw ValidationError("--socket-group: no group named '\(socketGroup)'") }
+        if let socketGroup, getgrnam(socketGroup) == nil {
+            throw ValidationError("--socket-group: no group named '\(socketGroup)'")
+        }
     }
 
     func run() throws {

@@ -22,7 +22,9 @@ struct DiscoveryTests {
         bufferOnly.info.attributes = []
         let other = FakeWorld.Device(
             info: IIODeviceInfo(id: "iio:device2", name: "als", attributes: ["in_illuminance_raw"]))
-        let found = try discover([.accelerometer(number: 0, buffered: false), bufferOnly, other, .trigger(number: 0, name: "x")])
+        let found = try discover([
+            .accelerometer(number: 0, buffered: false), bufferOnly, other, .trigger(number: 0, name: "x"),
+        ])
         #expect(found.map(\.id) == ["iio:device0", "iio:device1"])
         #expect(found[0].hasRawAttributes && !found[0].canBuffer)
         #expect(!found[1].hasRawAttributes && found[1].canBuffer)
@@ -30,7 +32,10 @@ struct DiscoveryTests {
     }
 
     @Test func theTriggerIsNameDashDevNElseNameDashTrigger() throws {
-        let first = try discover([.accelerometer(number: 3), .trigger(number: 0, name: "other-dev3"), .trigger(number: 1, name: "fake-accel-dev3")])
+        let first = try discover([
+            .accelerometer(number: 3), .trigger(number: 0, name: "other-dev3"),
+            .trigger(number: 1, name: "fake-accel-dev3"),
+        ])
         #expect(first[0].triggerID == "trigger1" && first[0].triggerName == "fake-accel-dev3")
         let second = try discover([.accelerometer(number: 0), .trigger(number: 5, name: "fake-accel-trigger")])
         #expect(second[0].triggerID == "trigger5")
@@ -75,7 +80,8 @@ struct DiscoveryTests {
 }
 
 struct DeviceSelectionTests {
-    func accelerometer(_ number: Int, name: String = "accel", location: Accelerometer.Location? = nil) -> Accelerometer {
+    func accelerometer(_ number: Int, name: String = "accel", location: Accelerometer.Location? = nil) -> Accelerometer
+    {
         Accelerometer(id: "iio:device\(number)", name: name, location: location)
     }
 
@@ -101,7 +107,9 @@ struct DeviceSelectionTests {
     }
 
     @Test func explicitRequestsPickTheirDeviceOrNone() {
-        let all = [accelerometer(0, name: "bma250", location: .base), accelerometer(1, name: "mma8452", location: .display)]
+        let all = [
+            accelerometer(0, name: "bma250", location: .base), accelerometer(1, name: "mma8452", location: .display),
+        ]
         #expect(DeviceSelection.choose(from: all, request: .location(.base))?.accelerometer.id == "iio:device0")
         #expect(DeviceSelection.choose(from: all, request: .id("iio:device1"))?.accelerometer.name == "mma8452")
         #expect(DeviceSelection.choose(from: all, request: .name("bma250"))?.accelerometer.id == "iio:device0")

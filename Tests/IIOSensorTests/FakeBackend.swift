@@ -124,7 +124,9 @@ final class FakeContext: IIOContextHandle {
     }
 
     func openBuffer(device id: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle {
-        world.state.withLock { $0.written.append("\(id)/buffer channels=\(channels.joined(separator: ",")) samples=\(samples)") }
+        world.state.withLock {
+            $0.written.append("\(id)/buffer channels=\(channels.joined(separator: ",")) samples=\(samples)")
+        }
         return FakeBuffer(world: world, device: id)
     }
 
@@ -177,7 +179,9 @@ final class FakeBuffer: IIOBufferHandle {
             guard let index = state.devices.firstIndex(where: { $0.info.id == device }) else { return nil }
             return state.devices[index].reads.isEmpty ? [] : state.devices[index].reads.removeFirst()
         }
-        guard let bytes else { throw IIOError(code: 19, operation: "reading the buffer of \(device)", reason: "No such device") }
+        guard let bytes else {
+            throw IIOError(code: 19, operation: "reading the buffer of \(device)", reason: "No such device")
+        }
         return bytes
     }
 
@@ -190,7 +194,9 @@ extension FakeWorld.Device {
         number: Int, name: String = "fake-accel", label: String? = nil, buffered: Bool = true
     ) -> FakeWorld.Device {
         let type = ScanType(bits: 16, storageBits: 16)
-        var attributes: Set<String> = ["in_accel_x_raw", "in_accel_y_raw", "in_accel_z_raw", "in_accel_scale", "sampling_frequency"]
+        var attributes: Set<String> = [
+            "in_accel_x_raw", "in_accel_y_raw", "in_accel_z_raw", "in_accel_scale", "sampling_frequency",
+        ]
         attributes.insert("sampling_frequency_available")
         let elements =
             buffered

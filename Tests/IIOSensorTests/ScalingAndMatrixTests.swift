@@ -57,7 +57,9 @@ struct MountMatrixTests {
         #expect(back == Vector3(x: 1, y: 2, z: 3))
     }
 
-    @Test(arguments: ["", "1, 0, 0; 0, 1, 0", "1, 0, 0; 0, 1, 0; 0, 0, x", "0, 0, 0; 0, 1, 0; 0, 0, 1", "1,0,0;0,1,0;0,0,1;1"])
+    @Test(arguments: [
+        "", "1, 0, 0; 0, 1, 0", "1, 0, 0; 0, 1, 0; 0, 0, x", "0, 0, 0; 0, 1, 0; 0, 0, 1", "1,0,0;0,1,0;0,0,1;1",
+    ])
     func rejectsWhatIsNotARotation(text: String) {
         #expect(throws: MountMatrix.Invalid.self) { try MountMatrix(parsing: text) }
     }
@@ -97,7 +99,8 @@ struct SamplingFrequencyTests {
 
 struct UdevPropertiesTests {
     @Test func readsTheDatabaseAndUeventFormats() {
-        let database = "S:iio/accel\nI:123\nE:ACCEL_MOUNT_MATRIX=0, -1, 0; 1, 0, 0; 0, 0, 1\nE:ACCEL_LOCATION=base\nG:seat\n"
+        let database =
+            "S:iio/accel\nI:123\nE:ACCEL_MOUNT_MATRIX=0, -1, 0; 1, 0, 0; 0, 0, 1\nE:ACCEL_LOCATION=base\nG:seat\n"
         let properties = UdevProperties.parse(database)
         #expect(properties["ACCEL_MOUNT_MATRIX"] == "0, -1, 0; 1, 0, 0; 0, 0, 1")
         #expect(properties["ACCEL_LOCATION"] == "base")

@@ -49,7 +49,9 @@ struct ScanLayoutTests {
             let layout = try layout([text, text, text], timestamp: timestamp)
             let high: Int64 = type.isSigned ? (1 << Int64(type.bits - 1)) - 1 : (1 << Int64(type.bits)) - 1
             let low: Int64 = type.isSigned ? -high - 1 : 0
-            let values: [(Int64, Int64, Int64)] = [(0, 0, 0), (low, high, 1), (high, low, low + 1), (7, high / 2, low / 3)]
+            let values: [(Int64, Int64, Int64)] = [
+                (0, 0, 0), (low, high, 1), (high, low, low + 1), (7, high / 2, low / 3),
+            ]
             var bytes: [UInt8] = []
             for (index, value) in values.enumerated() {
                 bytes += layout.encode(x: value.0, y: value.1, z: value.2, timestamp: Int64(index) * 10_000_000)

@@ -74,7 +74,9 @@ struct ScanTypeTests {
         #expect(decode(.timestamp, ScanType.timestamp.encode(-5)) == -5)
     }
 
-    @Test(arguments: ["le:s16/16>>0", "be:s16/16>>0", "le:s12/16>>4", "be:u12/16>>4", "le:u16/16>>0", "be:s24/32>>8", "le:s8/8>>0"])
+    @Test(arguments: [
+        "le:s16/16>>0", "be:s16/16>>0", "le:s12/16>>4", "be:u12/16>>4", "le:u16/16>>0", "be:s24/32>>8", "le:s8/8>>0",
+    ])
     func encodingRoundTripsAndClamps(text: String) throws {
         let type = try ScanType(parsing: text)
         let low: Int64 = type.isSigned ? -(1 << Int64(type.bits - 1)) : 0

@@ -21,7 +21,8 @@ struct SensorSourceTests {
     func source(_ world: FakeWorld, request: DeviceRequest = .automatic) -> SensorSource {
         SensorSource(
             backend: FakeBackend(world: world),
-            configuration: .init(request: request, rate: 100, rescanInterval: .milliseconds(1), retryInterval: .milliseconds(5)),
+            configuration: .init(
+                request: request, rate: 100, rescanInterval: .milliseconds(1), retryInterval: .milliseconds(5)),
             logger: quietLogger, monotonic: world.clock)
     }
 
@@ -52,7 +53,9 @@ struct SensorSourceTests {
     }
 
     @Test func bufferedCaptureDeliversEverySampleInTheDeviceFrame() {
-        let trace = synthesize { $0.before = 1; $0.after = 1; $0.duration = 1.2 }
+        let trace = synthesize {
+            $0.before = 1; $0.after = 1; $0.duration = 1.2
+        }
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
         device.info.attributes.insert("in_accel_mount_matrix")
@@ -76,7 +79,10 @@ struct SensorSourceTests {
     @Test func aSensorAppearingLaterIsPickedUp() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = reads(synthesize { $0.motion = .none; $0.before = 1; $0.after = 0 })
+        device.reads = reads(
+            synthesize {
+                $0.motion = .none; $0.before = 1; $0.after = 0
+            })
         world.state.withLock { $0.appearing = (after: 20, device: device) }
         let result = run(source(world)) { samples, _, _ in samples.count >= 50 }
         #expect(result.samples.count >= 50)
@@ -84,7 +90,9 @@ struct SensorSourceTests {
     }
 
     @Test func aSensorVanishingMidShakeCancelsItAndCaptureResumesWhenItReturns() {
-        let trace = synthesize { $0.before = 1; $0.after = 1.5; $0.duration = 1.5 }
+        let trace = synthesize {
+            $0.before = 1; $0.after = 1.5; $0.duration = 1.5
+        }
         // The sensor vanishes 0.6 s into the shake.
         let cut = trace.firstIndex { $0.time >= 1.6 }!
         let world = FakeWorld()
@@ -107,7 +115,10 @@ struct SensorSourceTests {
     @Test func aSilentBufferFallsBackToPolling() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = reads(synthesize { $0.motion = .none; $0.before = 0.5; $0.after = 0 })
+        device.reads = reads(
+            synthesize {
+                $0.motion = .none; $0.before = 0.5; $0.after = 0
+            })
         world.add(device)
         let buffered = device.reads.count * 20
         let result = run(source(world)) { samples, _, _ in samples.count >= buffered + 3 }

@@ -68,7 +68,9 @@ final class DaemonProcess: Sendable {
 
     /// The daemon's own process id, once its shell has written it.
     var daemonPID: Int32? {
-        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
     }
 
     /// Sends `signal` to the daemon and waits for everything to exit. - Returns: the exit status.
@@ -108,7 +110,9 @@ enum Harness {
 
     static var hasUmockdev: Bool {
         if umockdevRun == nil {
-            print("IntegrationTests: skipping the umockdev tests: umockdev-run is not installed (apt-get install umockdev)")
+            print(
+                "IntegrationTests: skipping the umockdev tests: umockdev-run is not installed (apt-get install umockdev)"
+            )
         }
         return umockdevRun != nil
     }
@@ -130,7 +134,8 @@ enum Harness {
     static func shakectl(_ arguments: [String]) throws -> String {
         let result = try Command.run("shakectl", arguments)
         guard result.status == 0 else {
-            throw HarnessError("shakectl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.stderr)")
+            throw HarnessError(
+                "shakectl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.stderr)")
         }
         return result.stdout
     }

@@ -19,7 +19,8 @@ struct PythonExampleTests {
 
     func startListener(_ arguments: [String], directory: String) throws -> DaemonProcess {
         let pidFile = "\(directory)/listener.pid"
-        let command = ([PythonExample.interpreter!, PythonExample.script] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        let command = ([PythonExample.interpreter!, PythonExample.script] + arguments).map { "'\($0)'" }.joined(
+            separator: " ")
         return try DaemonProcess(["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(command)"], pidFile: pidFile)
     }
 
@@ -33,7 +34,8 @@ struct PythonExampleTests {
         let socket = "\(directory)/shaked.sock"
         let daemon = try startDaemon(socket: socket, directory: directory, name: "daemon")
         defer { _ = end(daemon) }
-        let listener = try startListener(["--socket", socket, "--json", "--count", "2", "--since", "0"], directory: directory)
+        let listener = try startListener(
+            ["--socket", socket, "--json", "--count", "2", "--since", "0"], directory: directory)
         defer { _ = end(listener) }
 
         listener.wait(timeout: 20) { _ in false }  // Returns as soon as the listener exits.
@@ -144,7 +146,8 @@ enum PythonExample {
     /// `/usr/bin/python3` when present, else the first `python3` on `PATH`.
     static let interpreter: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let candidates = ["/usr/bin/python3"] + path.split(separator: ":").map { "\($0)/python3" } + ["/usr/local/bin/python3"]
+        let candidates =
+            ["/usr/bin/python3"] + path.split(separator: ":").map { "\($0)/python3" } + ["/usr/local/bin/python3"]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 

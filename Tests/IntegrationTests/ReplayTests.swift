@@ -8,13 +8,18 @@ struct ReplayTests {
     func start(_ arguments: [String], name: String) throws -> DaemonProcess {
         let directory = try Harness.scratch(name)
         let pidFile = "\(directory)/daemon.pid"
-        let daemon = ([Harness.product("shaked"), "--print-events", "--no-socket"] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        let daemon = ([Harness.product("shaked"), "--print-events", "--no-socket"] + arguments).map { "'\($0)'" }
+            .joined(separator: " ")
         return try DaemonProcess(["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(daemon)"], pidFile: pidFile)
     }
 
     @Test func aReplayAsFastAsPossiblePrintsTheEventsAndExits() throws {
         let result = try Command.run(
-            "shaked", ["--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--speed", "0", "--print-events", "--no-socket"])
+            "shaked",
+            [
+                "--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--speed", "0", "--print-events",
+                "--no-socket",
+            ])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 2)
@@ -36,7 +41,8 @@ struct ReplayTests {
 
     @Test func loopingKeepsTheClockGoingForward() throws {
         let daemon = try start(
-            ["--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--speed", "0", "--loop"], name: "loop")
+            ["--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--speed", "0", "--loop"],
+            name: "loop")
         let twice = daemon.wait(timeout: 10) { $0.outline.filter { $0 == "ended" }.count >= 3 }
         let status = daemon.stop()
         #expect(twice)

@@ -11,7 +11,8 @@ struct SimulatedDeviceTests {
     ) throws -> String {
         let directory = try Harness.scratch(shape)
         let trace = "\(directory)/trace.csv"
-        try Harness.shakectl(["synth", "--before", "1", "--after", "1", "--duration", "1.2", "--seed", "3", "--out", trace] + synth)
+        try Harness.shakectl(
+            ["synth", "--before", "1", "--after", "1", "--duration", "1.2", "--seed", "3", "--out", trace] + synth)
         try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", shape, "--speed", String(speed)])
         return directory
     }
@@ -109,7 +110,9 @@ struct SimulatedDeviceTests {
     @Test func aSensorVanishingMidShakeCancelsItAndCaptureResumesWhenItReturns() throws {
         let directory = try Harness.scratch("vanish")
         let trace = "\(directory)/trace.csv"
-        try Harness.shakectl(["synth", "--before", "1", "--after", "1", "--duration", "3", "--seed", "3", "--out", trace])
+        try Harness.shakectl([
+            "synth", "--before", "1", "--after", "1", "--duration", "3", "--seed", "3", "--out", trace,
+        ])
         try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
         let daemon = try Harness.startDaemon(directory: directory, scripts: ["iio:device0"])
         defer { _ = daemon.stop() }
@@ -146,7 +149,9 @@ struct SimulatedDeviceTests {
 /// Writes a polled device's raw values into the simulated sysfs at the trace's pace.
 enum RawPlayer {
     static func play(_ file: String, into sysfs: String) throws {
-        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").filter {
+            !$0.hasPrefix("#")
+        }
         let start = Date()
         for line in lines {
             let fields = line.split(separator: " ")

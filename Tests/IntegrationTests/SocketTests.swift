@@ -7,7 +7,9 @@ import Testing
 @Suite(.serialized)
 struct SocketTests {
     /// Starts `shaked` on a replayed trace with a socket in a fresh folder.
-    func startDaemon(_ name: String, trace: String, arguments: [String] = []) throws -> (DaemonProcess, socket: String, directory: String) {
+    func startDaemon(_ name: String, trace: String, arguments: [String] = []) throws -> (
+        DaemonProcess, socket: String, directory: String
+    ) {
         let directory = try Harness.scratch(name)
         let socket = "\(directory)/shaked.sock"
         let pidFile = "\(directory)/daemon.pid"
@@ -20,7 +22,9 @@ struct SocketTests {
     }
 
     func lines(_ text: String) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+        text.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
     }
 
     @Test func listenStatusSimulateExecAndRecord() throws {
@@ -28,7 +32,8 @@ struct SocketTests {
             "client", trace: Fixtures.path("shake-horizontal-100hz.csv"), arguments: ["--loop", "--speed", "2"])
         defer { _ = daemon.stop(signal: SIGTERM) }
 
-        let listened = try Command.run("shakectl", ["listen", "--socket", socket, "--json", "--count", "2", "--phases", "began,ended"])
+        let listened = try Command.run(
+            "shakectl", ["listen", "--socket", socket, "--json", "--count", "2", "--phases", "began,ended"])
         #expect(listened.status == 0, "\(listened.stderr)")
         let events = lines(listened.stdout)
         #expect(events.map { $0["phase"] as? String } == ["began", "ended"])
@@ -46,7 +51,8 @@ struct SocketTests {
 
         // A simulated shake reaches a listener marked as such.
         let listener = try DaemonProcess(
-            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--phases", "ended"], pidFile: "\(directory)/none")
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--phases", "ended"],
+            pidFile: "\(directory)/none")
         defer { _ = listener.stop(signal: SIGTERM) }
         _ = listener.wait(timeout: 5) { $0.stderr.contains("connected") }
         let simulated = try Command.run("shakectl", ["simulate", "--socket", socket])
@@ -57,8 +63,11 @@ struct SocketTests {
         // exec: the undo handler, with the event in its environment.
         let marker = "\(directory)/undo.txt"
         let exec = try Command.run(
-            "shakectl", ["exec", "--socket", socket, "--count", "1", "--", "sh", "-c",
-                         "echo \"$SHAKE_PHASE $SHAKE_SEQ $SHAKE_AXIS $SHAKE_REVERSALS\" >> '\(marker)'"])
+            "shakectl",
+            [
+                "exec", "--socket", socket, "--count", "1", "--", "sh", "-c",
+                "echo \"$SHAKE_PHASE $SHAKE_SEQ $SHAKE_AXIS $SHAKE_REVERSALS\" >> '\(marker)'",
+            ])
         #expect(exec.status == 0, "\(exec.stderr)")
         let written = (try? String(contentsOfFile: marker, encoding: .utf8)) ?? ""
         let fields = written.split(separator: " ")
@@ -80,7 +89,8 @@ struct SocketTests {
         try Harness.shakectl(["synth", "--before", "1", "--duration", "5", "--after", "0", "--out", trace])
         let (daemon, socket, _) = try startDaemon("sigterm-daemon", trace: trace)
         let listener = try DaemonProcess(
-            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--no-reconnect"], pidFile: "\(directory)/none")
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--no-reconnect"],
+            pidFile: "\(directory)/none")
         defer { _ = listener.stop(signal: SIGTERM) }
         let began = listener.wait(timeout: 10) { $0.stdout.contains(#""phase":"began""#) }
         #expect(began)
@@ -100,7 +110,8 @@ struct SocketTests {
             "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--loop", "--speed", "2",
         ].map { "'\($0)'" }.joined(separator: " ")
         // setsid puts the activator in a session of its own (it may fork to do so): stop it by the pid it wrote.
-        let activator = try DaemonProcess(["/usr/bin/setsid", "/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(command)"], pidFile: pidFile)
+        let activator = try DaemonProcess(
+            ["/usr/bin/setsid", "/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(command)"], pidFile: pidFile)
         defer {
             if let pid = activator.daemonPID {
                 kill(pid, SIGTERM)
@@ -114,7 +125,11 @@ struct SocketTests {
         #expect(ready)
         // The first connection starts the daemon, which takes over the passed socket.
         let listened = try Command.run(
-            "/usr/bin/timeout", ["20", Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--count", "1", "--phases", "ended"])
+            "/usr/bin/timeout",
+            [
+                "20", Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--count", "1", "--phases",
+                "ended",
+            ])
         #expect(listened.status == 0, "listener: \(listened.stderr) activator: \(activator.stderr)")
         #expect(listened.stdout.contains(#""phase":"ended""#))
         let activated = activator.wait(timeout: 5) { $0.stderr.contains("listening on the socket passed by systemd") }

@@ -51,8 +51,9 @@ struct ConfigLoaderTests {
         #expect(settings == expected)
         // A preset named on the command line is adjusted by the same explicit parameters.
         #expect(configuration.detector.settings(sensitivity: .light).threshold == 15.5)
-        #expect(configuration.detector.settings(sensitivity: .light).refractory
-            == DetectorSettings.preset(.light).refractory)
+        #expect(
+            configuration.detector.settings(sensitivity: .light).refractory
+                == DetectorSettings.preset(.light).refractory)
     }
 
     @Test(arguments: [
@@ -60,9 +61,15 @@ struct ConfigLoaderTests {
         ("detektor:\n  threshold: 12\n", "test.yaml:2: detektor: unknown section"),
         ("detector:\n  threshold: high\n", "test.yaml:2: detector.threshold: expected a number, found 'high'"),
         ("detector:\n  threshold: \"12\"\n", "test.yaml:2: detector.threshold: expected a number"),
-        ("detector:\n  threshold: 1000\n", "test.yaml:2: detector.threshold: 1000.0 is out of range; allowed: 2.0...200.0"),
+        (
+            "detector:\n  threshold: 1000\n",
+            "test.yaml:2: detector.threshold: 1000.0 is out of range; allowed: 2.0...200.0"
+        ),
         ("detector:\n  reversals: 2.5\n", "test.yaml:2: detector.reversals: expected a whole number"),
-        ("detector:\n  sensitivity: extreme\n", "detector.sensitivity: 'extreme' is not a sensitivity; allowed: light, medium, hard"),
+        (
+            "detector:\n  sensitivity: extreme\n",
+            "detector.sensitivity: 'extreme' is not a sensitivity; allowed: light, medium, hard"
+        ),
         ("detector:\n  too_long: 1\n  quiet_time: 2\n", "detector.quiet_time: must be shorter than too_long (1.0)"),
         ("detector:\n  threshold: 12\n  threshold: 13\n", "detector.threshold: appears twice"),
         ("detector: 12\n", "detector: expected a mapping"),

@@ -14,8 +14,11 @@ struct FalsePositiveRegressionTests {
     /// little past free fall (the device reads slightly below zero as the strap rings).
     @Test func verticalMotionThatBarelyPassesFreeFallIsNotAShake() {
         let jumps = strokeTrace(
-            Array(repeating: [Stroke(.plusZ, peak: 25, duration: 0.25), Stroke(.minusZ, peak: 14, duration: 0.2)], count: 4)
-                .flatMap { $0 })
+            Array(
+                repeating: [Stroke(.plusZ, peak: 25, duration: 0.25), Stroke(.minusZ, peak: 14, duration: 0.2)],
+                count: 4
+            )
+            .flatMap { $0 })
         let rejected = !ends(jumps)
         #expect(rejected)
         var noFreeFallLimit = DetectorSettings()
@@ -27,8 +30,11 @@ struct FalsePositiveRegressionTests {
     /// The same motion sideways is a shake: the limit applies only along gravity.
     @Test func theSameMotionSidewaysIsAShake() {
         let sideways = strokeTrace(
-            Array(repeating: [Stroke(.plusX, peak: 25, duration: 0.25), Stroke(.minusX, peak: 14, duration: 0.2)], count: 4)
-                .flatMap { $0 })
+            Array(
+                repeating: [Stroke(.plusX, peak: 25, duration: 0.25), Stroke(.minusX, peak: 14, duration: 0.2)],
+                count: 4
+            )
+            .flatMap { $0 })
         let accepted = ends(sideways)
         #expect(accepted)
     }
@@ -50,8 +56,13 @@ struct FalsePositiveRegressionTests {
     /// Knocks or footsteps: sharp alternating spikes with lulls between them.
     @Test func spikesWithLullsAreNotAShake() {
         let knocks = strokeTrace(
-            Array(repeating: [Stroke(.plusX, peak: 32, duration: 0.05), .pause(0.12), Stroke(.minusX, peak: 32, duration: 0.05), .pause(0.12)], count: 4)
-                .flatMap { $0 })
+            Array(
+                repeating: [
+                    Stroke(.plusX, peak: 32, duration: 0.05), .pause(0.12), Stroke(.minusX, peak: 32, duration: 0.05),
+                    .pause(0.12),
+                ], count: 4
+            )
+            .flatMap { $0 })
         let rejected = !ends(knocks)
         #expect(rejected)
         var noDuty = DetectorSettings()
@@ -63,8 +74,13 @@ struct FalsePositiveRegressionTests {
     /// A stumble or stairs: strokes with no steady rhythm (a quick reversal, then a long drawn-out stroke).
     @Test func strokesWithoutRhythmAreNotAShake() {
         let stumbling = strokeTrace(
-            Array(repeating: [Stroke(.plusX, peak: 30, duration: 0.1), Stroke(.minusX, peak: 30, duration: 0.1), Stroke(.minusX, peak: 14, duration: 0.3)], count: 3)
-                .flatMap { $0 })
+            Array(
+                repeating: [
+                    Stroke(.plusX, peak: 30, duration: 0.1), Stroke(.minusX, peak: 30, duration: 0.1),
+                    Stroke(.minusX, peak: 14, duration: 0.3),
+                ], count: 3
+            )
+            .flatMap { $0 })
         let rejected = !ends(stumbling)
         #expect(rejected)
         var anyRhythm = DetectorSettings()
@@ -76,8 +92,11 @@ struct FalsePositiveRegressionTests {
     /// A vibration (a motor, an engine, a bumpy ride): fast and strong, but it barely moves the device.
     @Test func fastVibrationIsNotAShake() {
         let buzz = strokeTrace(
-            Array(repeating: [Stroke(.plusX, peak: 15, duration: 0.0625), Stroke(.minusX, peak: 15, duration: 0.0625)], count: 12)
-                .flatMap { $0 })
+            Array(
+                repeating: [Stroke(.plusX, peak: 15, duration: 0.0625), Stroke(.minusX, peak: 15, duration: 0.0625)],
+                count: 12
+            )
+            .flatMap { $0 })
         let rejected = !ends(buzz)
         #expect(rejected)
         var noImpulse = DetectorSettings()

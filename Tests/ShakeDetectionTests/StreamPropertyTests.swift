@@ -24,7 +24,8 @@ struct StreamPropertyTests {
             switch mode {
             case 0: value = Vector3(x: 0, y: 0, z: 9.81)
             case 1: value = Vector3(x: 30 * sin(time * 28), y: 3, z: 9.81)
-            case 2: value = Vector3(x: random.uniform(-80...80), y: random.uniform(-80...80), z: random.uniform(-80...80))
+            case 2:
+                value = Vector3(x: random.uniform(-80...80), y: random.uniform(-80...80), z: random.uniform(-80...80))
             case 3: value = Vector3(x: 1e300, y: -1e300, z: 0)
             case 4: value = Vector3(x: 9.81 * sin(time), y: 0, z: 9.81 * cos(time))
             default: value = Vector3(x: 20 * (index % 2 == 0 ? 1 : -1), y: 0, z: 9.81)

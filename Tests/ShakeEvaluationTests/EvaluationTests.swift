@@ -1,8 +1,9 @@
 import ShakeDetection
-@testable import ShakeEvaluation
 import ShakeTestSupport
 import ShakeTrace
 import Testing
+
+@testable import ShakeEvaluation
 
 /// Scoring rules, on outcomes built by hand, and a whole corpus written to disk and read back.
 struct EvaluationTests {
@@ -72,7 +73,9 @@ struct EvaluationTests {
 
     @Test func manifestsAreCheckedLineByLine() {
         let header = Corpus.columns.joined(separator: ",")
-        #expect(throws: TraceError(file: "m", line: 2, message: "unknown kind 'dance'; kinds: shake, gesture, adl, fall")) {
+        #expect(
+            throws: TraceError(file: "m", line: 2, message: "unknown kind 'dance'; kinds: shake, gesture, adl, fall")
+        ) {
             try Corpus.parseManifest("\(header)\na.csv,d,dance,x,,,100\n", source: "m")
         }
         #expect(throws: TraceError(file: "m", line: 2, message: "a shake needs label_start and label_end")) {
@@ -82,9 +85,11 @@ struct EvaluationTests {
             try Corpus.parseManifest("\(header)\r\na.csv,d,adl,x,,,\r\nb,c,d\r\n", source: "m")
         }
         let recordings = try? Corpus.parseManifest("\(header)\r\nw/a.csv,d,shake,s,2.0,2.5,100\r\n", source: "m")
-        #expect(recordings == [
-            Corpus.Recording(file: "w/a.csv", dataset: "d", kind: .shake, activity: "s", labelStart: 2, labelEnd: 2.5, rate: 100)
-        ])
+        #expect(
+            recordings == [
+                Corpus.Recording(
+                    file: "w/a.csv", dataset: "d", kind: .shake, activity: "s", labelStart: 2, labelEnd: 2.5, rate: 100)
+            ])
     }
 }
 

@@ -8,7 +8,9 @@ struct RequestTests {
 
     @Test func everyRequestParses() throws {
         #expect(try parse(#"{"request":"status"}"#) == .status)
-        #expect(try parse(#" {"request" : "subscribe", "phases": ["ended","began"]} "#) == .subscribe(phases: [.ended, .began]))
+        #expect(
+            try parse(#" {"request" : "subscribe", "phases": ["ended","began"]} "#)
+                == .subscribe(phases: [.ended, .began]))
         #expect(try parse(#"{"request":"subscribe"}"#) == .subscribe(phases: []))
         #expect(try parse(#"{"request":"replay","since":12}"#) == .replay(since: 12))
         #expect(try parse(#"{"request":"replay","since":3.0}"#) == .replay(since: 3))
@@ -75,7 +77,8 @@ struct ServerMessageTests {
             .hello(.init(sensor: sensor, shaking: false, seq: 3, run: "5f3a")),
             .shake(.init(event: .began(time: 1.5), seq: 1, timestamp: "t", simulated: true)),
             .shake(.init(event: .cancelled(time: 7.4, began: 2.31, reason: .tooLong), seq: 2, timestamp: "t")),
-            .status(.init(sensor: .none, subscribers: 2, shaking: true, seq: 5, uptime: 12.5, counters: ["samples": 10])),
+            .status(
+                .init(sensor: .none, subscribers: 2, shaking: true, seq: 5, uptime: 12.5, counters: ["samples": 10])),
             .replayed(since: 2, count: 3, complete: true),
             .dropped(count: 17),
             .sample(Sample(time: 1.25, x: 0.5, y: -9.81, z: 0.125)),
@@ -89,12 +92,18 @@ struct ServerMessageTests {
     }
 
     @Test func helloLooksAsDocumented() {
-        let hello = ServerMessage.hello(.init(sensor: SensorInfo(source: "replay", name: "demo.csv", rate: 100), shaking: false, seq: 0, run: "9c1"))
-        #expect(hello.line == #"{"event":"hello","protocol":1,"sensor":{"source":"replay","name":"demo.csv","rate":100},"shaking":false,"seq":0,"run":"9c1"}"#)
+        let hello = ServerMessage.hello(
+            .init(sensor: SensorInfo(source: "replay", name: "demo.csv", rate: 100), shaking: false, seq: 0, run: "9c1")
+        )
+        #expect(
+            hello.line
+                == #"{"event":"hello","protocol":1,"sensor":{"source":"replay","name":"demo.csv","rate":100},"shaking":false,"seq":0,"run":"9c1"}"#
+        )
     }
 
     @Test func timestampsAreRFC3339WithMilliseconds() {
-        #expect(Timestamp.rfc3339(.init(timeIntervalSince1970: 1_795_489_445.1239)) == "2026-11-24T03:04:05.123Z")  // checked with Python's datetime
+        // Expected values checked with Python's datetime.
+        #expect(Timestamp.rfc3339(.init(timeIntervalSince1970: 1_795_489_445.1239)) == "2026-11-24T03:04:05.123Z")
         #expect(Timestamp.rfc3339(.init(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
     }
 
@@ -102,15 +111,21 @@ struct ServerMessageTests {
         #expect(SocketPath.default(environment: [:]) == "/run/shaked/shaked.sock")
         #expect(SocketPath.default(environment: ["RUNTIME_DIRECTORY": "/run/shaked"]) == "/run/shaked/shaked.sock")
         #expect(SocketPath.default(environment: ["RUNTIME_DIRECTORY": "/run/x:/run/y"]) == "/run/x/shaked.sock")
-        #expect(SocketPath.default(environment: ["SHAKED_SOCKET": "/tmp/s", "RUNTIME_DIRECTORY": "/run/x"]) == "/tmp/s")
+        #expect(
+            SocketPath.default(environment: ["SHAKED_SOCKET": "/tmp/s", "RUNTIME_DIRECTORY": "/run/x"]) == "/tmp/s")
     }
 }
 
 struct JSONValueTests {
     @Test func parsesStrictJSON() throws {
-        #expect(try JSONValue.parse(#"{"a":[1,-2.5e3,true,false,null,"\u00e9\n\ud83d\ude00"]}"#)
-            == .object(["a": .array([.number(1), .number(-2500), .bool(true), .bool(false), .null, .string("é\n😀")])]))
-        for bad in ["01", "1.", ".5", "+1", "[1,]", "{\"a\":1,}", "'a'", "\"\\x\"", "\"\\ud800\"", "nul", "[", "\"abc", "1e999"] {
+        #expect(
+            try JSONValue.parse(#"{"a":[1,-2.5e3,true,false,null,"\u00e9\n\ud83d\ude00"]}"#)
+                == .object([
+                    "a": .array([.number(1), .number(-2500), .bool(true), .bool(false), .null, .string("é\n😀")])
+                ]))
+        for bad in [
+            "01", "1.", ".5", "+1", "[1,]", "{\"a\":1,}", "'a'", "\"\\x\"", "\"\\ud800\"", "nul", "[", "\"abc", "1e999",
+        ] {
             #expect(throws: JSONValue.ParseError.self, "\(bad)") { try JSONValue.parse(bad) }
         }
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
@@ -128,7 +143,9 @@ struct JSONValueTests {
 
     @Test func mutatedRequestsNeverTrap() async {
         let seed = Array(#"{"request":"replay","since":12,"phases":["ended"]}"#.utf8)
-        await propertyCheck(count: 2000, input: Gen.int(in: 0..<seed.count), Gen.int(in: 0...255), Gen.int(in: 0..<seed.count)) { position, byte, cut in
+        await propertyCheck(
+            count: 2000, input: Gen.int(in: 0..<seed.count), Gen.int(in: 0...255), Gen.int(in: 0..<seed.count)
+        ) { position, byte, cut in
             var bytes = seed
             bytes[position] = UInt8(byte)
             _ = try? Request.parse(bytes)

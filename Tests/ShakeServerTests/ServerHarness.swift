@@ -27,7 +27,8 @@ final class ServerHarness: Sendable {
             limit.rlim_cur = min(limit.rlim_max, 8192)
             setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-test-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shaked-test-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         chmod(directory.path, 0o755)
         path = directory.appendingPathComponent("shaked.sock").path
@@ -38,7 +39,11 @@ final class ServerHarness: Sendable {
         server = ShakeServer(
             configuration: configuration,
             hooks: .init(
-                status: { .init(sensor: SensorInfo(source: "test", name: "fake", rate: 100), shaking: false, counters: ["samples": 42]) },
+                status: {
+                    .init(
+                        sensor: SensorInfo(source: "test", name: "fake", rate: 100), shaking: false,
+                        counters: ["samples": 42])
+                },
                 simulate: { simulated.increment() },
                 listenersChanged: { subscribers, _ in listeners.set(subscribers) }),
             logger: logger)
@@ -75,7 +80,9 @@ final class RawClient {
             for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
         }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
@@ -88,7 +95,9 @@ final class RawClient {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let written = bytes.withUnsafeMutableBytes {
+                Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset)
+            }
             if written <= 0 { return }
             offset += written
         }

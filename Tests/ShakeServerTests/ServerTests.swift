@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ShakeClient
 import ShakeDetection
 import ShakeProtocol
@@ -116,7 +117,10 @@ struct ServerTests {
             "not json", "[1]", #"{"request":"fly"}"#, #"{"request":1}"#, #"{"request":"replay"}"#,
             #"{"request":"status","x":1}"#, String(repeating: "x", count: 5000),
         ]
-        let codes = ["not_json", "not_an_object", "unknown_request", "wrong_type", "missing_field", "unknown_field", "line_too_long"]
+        let codes = [
+            "not_json", "not_an_object", "unknown_request", "wrong_type", "missing_field", "unknown_field",
+            "line_too_long",
+        ]
         for (line, code) in zip(lines, codes) {
             raw.write(line + "\n")
             #expect(raw.readLine()?.contains(#""error":"\#(code)""#) == true, "\(code)")
@@ -236,8 +240,10 @@ struct ServerTests {
         await harness.stop()
     }
 
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+    @Test(
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
     func aPeerWithoutRightsIsRefused() async throws {
         let harness = try await ServerHarness()  // Default: privileged = root only.
         chmod(harness.path, 0o666)
@@ -250,12 +256,15 @@ struct ServerTests {
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, harness.path]
+        process.arguments = [
+            "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, harness.path,
+        ]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         process.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(
+            separator: "\n")
         #expect(lines.count == 3)
         #expect(lines.first?.contains(#""error":"forbidden""#) == true)
         #expect(lines.dropFirst().first?.contains(#""error":"forbidden""#) == true)
@@ -279,7 +288,11 @@ struct ServerTests {
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             for (index, byte) in harness.path.utf8.enumerated() { buffer[index] = byte }
         }
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         close(stale)
         let third = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
         try await third.start(.path(harness.path))
@@ -296,8 +309,6 @@ struct ServerTests {
         try? FileManager.default.removeItem(atPath: (harness.path as NSString).deletingLastPathComponent)
     }
 }
-
-import Logging
 
 @Suite(.serialized)
 struct ClientTests {

@@ -27,7 +27,8 @@ public struct Command: Sendable {
     ) throws -> Result {
         let process = Process()
         process.executableURL =
-            executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : productsDirectory.appendingPathComponent(executable)
+            executable.hasPrefix("/")
+            ? URL(fileURLWithPath: executable) : productsDirectory.appendingPathComponent(executable)
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -47,14 +47,15 @@ struct TraceSynthesizerTests {
         }
         let first = samples[0].acceleration
         #expect(abs(first.length - TraceSynthesizer.gravity) < 1e-9)
-        let expected: Vector3 = switch orientation {
-        case .faceUp: Vector3(x: 0, y: 0, z: 1)
-        case .faceDown: Vector3(x: 0, y: 0, z: -1)
-        case .portrait: Vector3(x: 0, y: 1, z: 0)
-        case .portraitUpsideDown: Vector3(x: 0, y: -1, z: 0)
-        case .landscapeLeft: Vector3(x: 1, y: 0, z: 0)
-        case .landscapeRight: Vector3(x: -1, y: 0, z: 0)
-        }
+        let expected: Vector3 =
+            switch orientation {
+            case .faceUp: Vector3(x: 0, y: 0, z: 1)
+            case .faceDown: Vector3(x: 0, y: 0, z: -1)
+            case .portrait: Vector3(x: 0, y: 1, z: 0)
+            case .portraitUpsideDown: Vector3(x: 0, y: -1, z: 0)
+            case .landscapeLeft: Vector3(x: 1, y: 0, z: 0)
+            case .landscapeRight: Vector3(x: -1, y: 0, z: 0)
+            }
         #expect(first.dot(expected) > 9.8)
     }
 

@@ -108,9 +108,10 @@ struct SynthCommandTests {
 
     @Test func helpExplainsTheVocabulary() throws {
         let result = try Command.run("shakectl", ["synth", "--help"])
-        for word in ["--direction", "--force", "--iteration", "--interpolation", "--autoreverse", "--repeat",
-            "--background", "--orientation", "--seed", "exp-down", "walking"]
-        {
+        for word in [
+            "--direction", "--force", "--iteration", "--interpolation", "--autoreverse", "--repeat",
+            "--background", "--orientation", "--seed", "exp-down", "walking",
+        ] {
             #expect(result.stdout.contains(word), "help lacks \(word)")
         }
     }
@@ -123,8 +124,14 @@ struct EvalCommandTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let traces: [(String, [String], String)] = [
             ("s1.csv", ["--seed", "1"], "s1.csv,synth,shake,shake,2.0,3.5,100"),
-            ("s2.csv", ["--seed", "2", "--direction", "rotate", "--rate", "50"], "s2.csv,synth,shake,shake,2.0,3.5,50"),
-            ("walk.csv", ["--motion", "none", "--background", "walking", "--before", "60"], "walk.csv,synth,adl,walk,,,100"),
+            (
+                "s2.csv", ["--seed", "2", "--direction", "rotate", "--rate", "50"],
+                "s2.csv,synth,shake,shake,2.0,3.5,50"
+            ),
+            (
+                "walk.csv", ["--motion", "none", "--background", "walking", "--before", "60"],
+                "walk.csv,synth,adl,walk,,,100"
+            ),
             ("fling.csv", ["--motion", "fling"], "fling.csv,synth,gesture,fling,2.0,2.4,100"),
             ("drop.csv", ["--motion", "drop", "--background", "still"], "drop.csv,synth,fall,drop,,,100"),
         ]

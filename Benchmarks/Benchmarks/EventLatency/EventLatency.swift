@@ -54,7 +54,9 @@ final class SocketRig: @unchecked Sendable {
     init(subscribers: Int) async throws {
         raiseDescriptorLimit()
         self.subscribers = subscribers
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-bench-raw-\(getpid())-\(subscribers).sock").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shaked-bench-raw-\(getpid())-\(subscribers).sock"
+        ).path
         var logger = Logger(label: "bench")
         logger.logLevel = .critical
         server = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
@@ -67,7 +69,9 @@ final class SocketRig: @unchecked Sendable {
                 for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
             }
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
             precondition(connected == 0, "cannot connect")
             descriptors.append(fd)
@@ -139,7 +143,9 @@ final class LatencyRig: Sendable {
     init(subscribers: Int) async throws {
         raiseDescriptorLimit()
         self.subscribers = subscribers
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-bench-\(getpid())-\(subscribers).sock").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shaked-bench-\(getpid())-\(subscribers).sock"
+        ).path
         var logger = Logger(label: "bench")
         logger.logLevel = .critical
         server = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
