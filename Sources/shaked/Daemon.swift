@@ -83,14 +83,14 @@ final class Daemon: Sendable {
                     "device": "\(configuration.request)", "rate": "\(SamplingFrequency.format(configuration.rate)) Hz",
                 ])
             let source = SensorSource(backend: backend, configuration: configuration, logger: logger)
+            // The sensor in use stays in status while capture is off for lack of listeners; it is forgotten
+            // only when it breaks (vanishes, fails) — see streamBroke.
             source.sensorChanged = { [shared] selection in
+                guard let (accelerometer, rate) = selection else { return }
                 shared.withLock {
-                    $0.sensor =
-                        selection.map { accelerometer, rate in
-                            SensorInfo(
-                                source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
-                                location: accelerometer.location?.rawValue, rate: rate)
-                        } ?? .none
+                    $0.sensor = SensorInfo(
+                        source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
+                        location: accelerometer.location?.rawValue, rate: rate)
                 }
             }
             captureWhileListened(source)
@@ -234,6 +234,7 @@ final class Daemon: Sendable {
 
     private func streamBroke(_ reason: String) {
         logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
+        if case .iio = input { shared.withLock { $0.sensor = .none } }
         if let event = detector.interrupt() { emit(event) }
     }
 
