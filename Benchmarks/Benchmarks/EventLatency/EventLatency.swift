@@ -52,15 +52,9 @@ final class SocketRig: @unchecked Sendable {
     private var newlines = 0
 
     init(subscribers: Int) async throws {
-        raiseDescriptorLimit()
         self.subscribers = subscribers
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "shaked-bench-raw-\(getpid())-\(subscribers).sock"
-        ).path
-        var logger = Logger(label: "bench")
-        logger.logLevel = .critical
-        server = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
-        try await server.start(.path(path))
+        let path: String
+        (server, path) = try await startServer(name: "raw-\(subscribers)")
         for _ in 0..<subscribers {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_un()
@@ -102,6 +96,18 @@ final class SocketRig: @unchecked Sendable {
     }
 }
 
+/// A quiet server on a fresh socket path, with the descriptor limit raised for many subscribers.
+func startServer(name: String) async throws -> (ShakeServer, String) {
+    raiseDescriptorLimit()
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-bench-\(getpid())-\(name).sock")
+        .path
+    var logger = Logger(label: "bench")
+    logger.logLevel = .critical
+    let server = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
+    try await server.start(.path(path))
+    return (server, path)
+}
+
 func raiseDescriptorLimit() {
     var limit = rlimit()
     if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 8192 {
@@ -141,15 +147,9 @@ final class LatencyRig: Sendable {
     private let connections: [ShakeConnection]
 
     init(subscribers: Int) async throws {
-        raiseDescriptorLimit()
         self.subscribers = subscribers
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "shaked-bench-\(getpid())-\(subscribers).sock"
-        ).path
-        var logger = Logger(label: "bench")
-        logger.logLevel = .critical
-        server = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
-        try await server.start(.path(path))
+        let path: String
+        (server, path) = try await startServer(name: "client-\(subscribers)")
         var connections: [ShakeConnection] = []
         for _ in 0..<subscribers {
             connections.append(try await ShakeClient(socketPath: path).connect())
