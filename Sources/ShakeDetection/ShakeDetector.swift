@@ -85,8 +85,7 @@ public struct ShakeDetector: Sendable {
     private var opposingImpulse = 0.0
     private var previousPeakLength = 0.0
 
-    // The chain of quick reversals the stroke belongs to, and its statistics.
-    private var chainReversals = 0
+    // The statistics of the chain of quick reversals the stroke belongs to.
     private var halves = HalfPeriodStatistics()
     private var dutyTime = 0.0
     private var dutyActive = 0.0
@@ -259,7 +258,6 @@ public struct ShakeDetector: Sendable {
     }
 
     private mutating func resetChain() {
-        chainReversals = 0
         halves = HalfPeriodStatistics()
         dutyTime = 0
         dutyActive = 0
@@ -318,7 +316,6 @@ public struct ShakeDetector: Sendable {
                     >= settings.symmetry * max(strokePeakLength, previousPeakLength)
         }
         previousPeakLength = strokePeakLength
-        chainReversals += 1
         halves.add(half)
         startStroke(stroke, length, at: time, impulse: opposingImpulse)
         return good
