@@ -35,6 +35,13 @@ final class DaemonProcess: Sendable {
         try process.run()
     }
 
+    /// Starts `command` through a shell that writes its process id to `pidFile` and then becomes the command,
+    /// so that signals reach the command itself. `prefix` runs the shell (`setsid`, say).
+    convenience init(command: [String], pidFile: String, prefix: [String] = []) throws {
+        let quoted = command.map { "'\($0)'" }.joined(separator: " ")
+        try self.init(prefix + ["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(quoted)"], pidFile: pidFile)
+    }
+
     var stdout: String { collected.text.withLock { $0.stdout } }
     var stderr: String { collected.text.withLock { $0.stderr } }
 

@@ -13,15 +13,14 @@ struct PythonExampleTests {
         let command = [
             Harness.product("shaked"), "--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))",
             "--speed", "4", "--loop", "--socket", socket,
-        ].map { "'\($0)'" }.joined(separator: " ")
-        return try DaemonProcess(["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(command)"], pidFile: pidFile)
+        ]
+        return try DaemonProcess(command: command, pidFile: pidFile)
     }
 
     func startListener(_ arguments: [String], directory: String) throws -> DaemonProcess {
         let pidFile = "\(directory)/listener.pid"
-        let command = ([PythonExample.interpreter!, PythonExample.script] + arguments).map { "'\($0)'" }.joined(
-            separator: " ")
-        return try DaemonProcess(["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(command)"], pidFile: pidFile)
+        return try DaemonProcess(
+            command: [PythonExample.interpreter!, PythonExample.script] + arguments, pidFile: pidFile)
     }
 
     /// The first shake of the run: began (seq 1) and ended (seq 2), then exit 0 because of `--count 2`.

@@ -8,9 +8,8 @@ struct ReplayTests {
     func start(_ arguments: [String], name: String) throws -> DaemonProcess {
         let directory = try Harness.scratch(name)
         let pidFile = "\(directory)/daemon.pid"
-        let daemon = ([Harness.product("shaked"), "--print-events", "--no-socket"] + arguments).map { "'\($0)'" }
-            .joined(separator: " ")
-        return try DaemonProcess(["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(daemon)"], pidFile: pidFile)
+        return try DaemonProcess(
+            command: [Harness.product("shaked"), "--print-events", "--no-socket"] + arguments, pidFile: pidFile)
     }
 
     @Test func aReplayAsFastAsPossiblePrintsTheEventsAndExits() throws {

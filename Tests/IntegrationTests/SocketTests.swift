@@ -13,9 +13,9 @@ struct SocketTests {
         let directory = try Harness.scratch(name)
         let socket = "\(directory)/shaked.sock"
         let pidFile = "\(directory)/daemon.pid"
-        let daemon = ([Harness.product("shaked"), "--source", "replay:\(trace)", "--socket", socket] + arguments)
-            .map { "'\($0)'" }.joined(separator: " ")
-        let process = try DaemonProcess(["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(daemon)"], pidFile: pidFile)
+        let process = try DaemonProcess(
+            command: [Harness.product("shaked"), "--source", "replay:\(trace)", "--socket", socket] + arguments,
+            pidFile: pidFile)
         let listening = process.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
         #expect(listening, "the daemon did not create its socket: \(process.stderr)")
         return (process, socket, directory)
@@ -108,10 +108,9 @@ struct SocketTests {
         let command = [
             "/usr/bin/systemd-socket-activate", "--listen=\(socket)", Harness.product("shaked"), "--source",
             "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--loop", "--speed", "2",
-        ].map { "'\($0)'" }.joined(separator: " ")
+        ]
         // setsid puts the activator in a session of its own (it may fork to do so): stop it by the pid it wrote.
-        let activator = try DaemonProcess(
-            ["/usr/bin/setsid", "/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(command)"], pidFile: pidFile)
+        let activator = try DaemonProcess(command: command, pidFile: pidFile, prefix: ["/usr/bin/setsid"])
         defer {
             if let pid = activator.daemonPID {
                 kill(pid, SIGTERM)
