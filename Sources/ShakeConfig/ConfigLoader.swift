@@ -8,8 +8,11 @@ import Yams
 /// key and says what is allowed, so that a typo never silently leaves a default in place.
 public enum ConfigLoader {
     /// Reads a configuration file.
+    /// - Parameter accounts: looks up the users and groups the file names.
     /// - Throws: ``ConfigError``.
-    public static func load(path: String) throws(ConfigError) -> ShakedConfiguration {
+    public static func load(path: String, accounts: AccountResolver = .system) throws(ConfigError)
+        -> ShakedConfiguration
+    {
         guard let data = FileManager.default.contents(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
             throw ConfigError(file: path, message: exists ? "cannot be read" : "no such file")
@@ -17,11 +20,16 @@ public enum ConfigLoader {
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigError(file: path, message: "is not UTF-8 text")
         }
-        return try parse(text, source: path)
+        return try parse(text, source: path, accounts: accounts)
     }
 
+    /// The sections a file may have.
+    public static let sections = ["sensor", "detector", "socket", "clients", "access", "logging"]
+
     /// Parses configuration text; `source` names it in errors.
-    public static func parse(_ text: String, source: String) throws(ConfigError) -> ShakedConfiguration {
+    public static func parse(_ text: String, source: String, accounts: AccountResolver = .system) throws(ConfigError)
+        -> ShakedConfiguration
+    {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -32,14 +40,18 @@ public enum ConfigLoader {
         }
         var configuration = ShakedConfiguration()
         guard let root else { return configuration }  // An empty file keeps every default.
-        let reader = NodeReader(source: source)
-        let sections = try reader.mapping(root, key: nil)
-        for (key, node) in sections {
+        let reader = NodeReader(source: source, accounts: accounts)
+        for (key, node) in try reader.mapping(root, key: nil) {
             switch key {
-            case "detector":
-                configuration.detector = try reader.detectorSection(node)
+            case "sensor": configuration.sensor = try reader.sensorSection(node)
+            case "detector": configuration.detector = try reader.detectorSection(node)
+            case "socket": configuration.socket = try reader.socketSection(node)
+            case "clients": configuration.clients = try reader.clientsSection(node)
+            case "access": configuration.access = try reader.accessSection(node)
+            case "logging": configuration.logging = try reader.loggingSection(node)
             default:
-                throw reader.error(node, key: key, "unknown section; known sections: detector")
+                throw reader.error(
+                    node, key: key, "unknown section; known sections: \(sections.joined(separator: ", "))")
             }
         }
         return configuration
@@ -53,6 +65,7 @@ public enum ConfigLoader {
 /// Walks YAML nodes, turning every surprise into a ``ConfigError`` with the key's path and line.
 struct NodeReader {
     let source: String
+    let accounts: AccountResolver
 
     func error(_ node: Node, key: String?, _ message: String) -> ConfigError {
         ConfigError(file: source, line: node.mark.map { $0.line }, key: key, message: message)
@@ -60,6 +73,10 @@ struct NodeReader {
 
     /// The pairs of a mapping, keys as strings, in file order; duplicate keys are an error.
     func mapping(_ node: Node, key: String?) throws(ConfigError) -> [(String, Node)] {
+        // A section whose keys are all commented out is empty (YAML null): it keeps every default.
+        if key != nil, let scalar = node.scalar, scalar.style == .plain, ["", "~", "null"].contains(scalar.string) {
+            return []
+        }
         guard case .mapping(let mapping) = node else {
             throw error(node, key: key, "expected a mapping of keys to values")
         }

@@ -3,10 +3,34 @@ public import ShakeDetection
 /// Everything the configuration file sets. Each section mirrors a part of the daemon; a missing key keeps its
 /// default, documented in `config/shaked.yaml`.
 public struct ShakedConfiguration: Sendable, Hashable {
+    /// Where samples come from: `sensor:`.
+    public var sensor = SensorSection()
     /// The detector's settings: a sensitivity preset, adjusted by any explicit parameters.
     public var detector = DetectorSection()
+    /// The subscribers' socket: `socket:`.
+    public var socket = SocketSection()
+    /// Limits on what clients may cost: `clients:`.
+    public var clients = ClientsSection()
+    /// Who may do what: `access:`.
+    public var access = AccessSection()
+    /// `logging:`.
+    public var logging = LoggingSection()
 
     public init() {}
+
+    /// The `sensor:` section.
+    public struct SensorSection: Sendable, Hashable {
+        /// `iio`, `iio:URI` or `replay:FILE`.
+        public var source = "iio"
+        /// Which accelerometer (`display`, `base`, `iio:deviceN`, a name or label); nil picks automatically.
+        public var device: String?
+        /// The sampling rate to ask the sensor for, Hz.
+        public var rate = 100.0
+        /// Capture even while nobody listens.
+        public var alwaysOn = false
+
+        public init() {}
+    }
 
     /// The `detector:` section.
     public struct DetectorSection: Sendable, Hashable {
@@ -25,6 +49,118 @@ public struct ShakedConfiguration: Sendable, Hashable {
                 if let value = overrides[parameter] { settings[parameter] = value }
             }
             return settings
+        }
+    }
+
+    /// The `socket:` section.
+    public struct SocketSection: Sendable, Hashable {
+        /// The socket file; nil: `$SHAKED_SOCKET`, else `$RUNTIME_DIRECTORY/shaked.sock`, else
+        /// `/run/shaked/shaked.sock`.
+        public var path: String?
+        /// The socket file's permissions.
+        public var mode: UInt32 = 0o666
+        /// The socket file's group, by name or number; nil leaves the daemon's own.
+        public var group: Account?
+
+        public init() {}
+    }
+
+    /// The `clients:` section: what one client, or all of them, may cost.
+    public struct ClientsSection: Sendable, Hashable {
+        public var maxClients = 2048
+        public var queueLimit = 256
+        public var dropLimit = 4096
+        public var maxLineLength = 4096
+        public var maxBadLines = 20
+        public var replayCapacity = 1024
+
+        public init() {}
+
+        /// Each key with its allowed range, in file order.
+        public static var limits: [(key: String, range: ClosedRange<Int>, path: WritableKeyPath<Self, Int>)] {
+            [
+                ("max_clients", 1...65_536, \.maxClients),
+                ("queue_limit", 16...65_536, \.queueLimit),
+                ("drop_limit", 16...1_048_576, \.dropLimit),
+                ("max_line_length", 256...1_048_576, \.maxLineLength),
+                ("max_bad_lines", 1...10_000, \.maxBadLines),
+                ("replay_capacity", 1...65_536, \.replayCapacity),
+            ]
+        }
+    }
+
+    /// The `access:` section. Root may always do everything.
+    public struct AccessSection: Sendable, Hashable {
+        /// Who may subscribe to events, ask for status and replay (beyond being able to open the socket).
+        public var subscribe = AccessRule.everyone
+        /// Who may stream raw samples (raw motion data can reveal what a person types).
+        public var samples = AccessRule.accounts([.group(.name("shaked-admin"))])
+        /// Who may inject simulated shakes.
+        public var simulate = AccessRule.accounts([.group(.name("shaked-admin"))])
+
+        public init() {}
+    }
+
+    /// The `logging:` section.
+    public struct LoggingSection: Sendable, Hashable {
+        /// trace, debug, info, notice, warning, error or critical.
+        public var level = "info"
+
+        public init() {}
+
+        public static let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+    }
+}
+
+/// A user or group named in the configuration: by name, or by number.
+public enum AccountID: Sendable, Hashable, CustomStringConvertible {
+    case name(String)
+    case number(UInt32)
+
+    public var description: String {
+        switch self {
+        case .name(let name): name
+        case .number(let number): String(number)
+        }
+    }
+}
+
+/// One entry of an access list.
+public enum Account: Sendable, Hashable, CustomStringConvertible {
+    case user(AccountID)
+    case group(AccountID)
+
+    /// Parses `user:NAME`, `group:NAME` (or a number instead of the name); a bare name is a group name.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let (kind, name) = parts.count == 2 ? (parts[0], parts[1]) : ("group", parts[0])
+        guard !name.isEmpty, !name.contains(where: { $0 == " " || $0 == ":" }) else { return nil }
+        let id = UInt32(name).map(AccountID.number) ?? .name(name)
+        switch kind {
+        case "user": self = .user(id)
+        case "group": self = .group(id)
+        default: return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .user(let id): "user:\(id)"
+        case .group(let id): "group:\(id)"
+        }
+    }
+}
+
+/// Who may do something: everyone, or root and the listed users and groups.
+public enum AccessRule: Sendable, Hashable, CustomStringConvertible {
+    case everyone
+    case accounts([Account])
+
+    public var description: String {
+        switch self {
+        case .everyone: "everyone"
+        case .accounts(let accounts):
+            accounts.isEmpty ? "root only" : accounts.map(\.description).joined(separator: ", ")
         }
     }
 }

@@ -4,8 +4,14 @@ import ShakeTestSupport
 import Testing
 
 struct ConfigLoaderTests {
+    /// Accounts as a test machine may not have them: users alice (1000) and root, groups shaked-admin (990),
+    /// input (101) and root.
+    static let accounts = AccountResolver(
+        user: { ["alice": 1000, "root": 0][$0] },
+        group: { ["shaked-admin": 990, "input": 101, "root": 0][$0] })
+
     func parse(_ text: String) throws(ConfigError) -> ShakedConfiguration {
-        try ConfigLoader.parse(text, source: "test.yaml")
+        try ConfigLoader.parse(text, source: "test.yaml", accounts: Self.accounts)
     }
 
     @Test func theShippedConfigIsValidAndMatchesTheDefaults() throws {
@@ -18,15 +24,83 @@ struct ConfigLoaderTests {
         let path = Fixtures.repository.appendingPathComponent("config/shaked.yaml").path
         let text = try String(contentsOfFile: path, encoding: .utf8)
         // Uncomment "  # key: value" lines.
+        var uncommentedKeys: [String] = []
         let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             guard line.hasPrefix("  # "), let colon = line.firstIndex(of: ":"),
                 line[line.index(line.startIndex, offsetBy: 4)..<colon].allSatisfy({ $0.isLetter || $0 == "_" })
             else { return String(line) }
+            uncommentedKeys.append(String(line[line.index(line.startIndex, offsetBy: 4)..<colon]))
             return "  " + line.dropFirst(4)
         }.joined(separator: "\n")
         let configuration = try parse(uncommented)
         #expect(Set(configuration.detector.overrides.keys) == Set(DetectorSettings.Parameter.allCases))
         #expect(configuration.detector.settings() == DetectorSettings())
+        // Every key of every section is shown, with its default (the socket's path and group have none).
+        var expected = ShakedConfiguration()
+        expected.detector = configuration.detector
+        expected.socket.path = "/run/shaked/shaked.sock"
+        expected.socket.group = .group(.name("input"))
+        #expect(configuration == expected)
+        let keys =
+            [
+                "source", "device", "rate", "always_on", "path", "mode", "group", "subscribe", "samples", "simulate",
+                "level",
+            ]
+            + ShakedConfiguration.ClientsSection.limits.map(\.key) + DetectorSettings.Parameter.allCases.map(\.rawValue)
+        #expect(Set(uncommentedKeys) == Set(keys))
+    }
+
+    @Test func everySectionTakesItsKeys() throws {
+        let configuration = try parse(
+            """
+            sensor:
+              source: replay:/tmp/trace.csv
+              device: base
+              rate: 200
+              always_on: yes
+            socket:
+              path: /run/user/1000/shaked.sock
+              mode: 0660
+              group: input
+            clients:
+              max_clients: 10
+              queue_limit: 64
+              drop_limit: 128
+              max_line_length: 1024
+              max_bad_lines: 3
+              replay_capacity: 16
+            access:
+              subscribe: [group:input, user:alice]
+              samples: root
+              simulate: [user:1000, group:990]
+            logging:
+              level: DEBUG
+            """)
+        #expect(configuration.sensor.source == "replay:/tmp/trace.csv")
+        #expect(configuration.sensor.device == "base")
+        #expect(configuration.sensor.rate == 200)
+        #expect(configuration.sensor.alwaysOn)
+        #expect(configuration.socket.path == "/run/user/1000/shaked.sock")
+        #expect(configuration.socket.mode == 0o660)
+        #expect(configuration.socket.group == .group(.name("input")))
+        var clients = ShakedConfiguration.ClientsSection()
+        clients.maxClients = 10
+        clients.queueLimit = 64
+        clients.dropLimit = 128
+        clients.maxLineLength = 1024
+        clients.maxBadLines = 3
+        clients.replayCapacity = 16
+        #expect(configuration.clients == clients)
+        #expect(configuration.access.subscribe == .accounts([.group(.name("input")), .user(.name("alice"))]))
+        #expect(configuration.access.samples == .accounts([]))
+        #expect(configuration.access.simulate == .accounts([.user(.number(1000)), .group(.number(990))]))
+        #expect(configuration.logging.level == "debug")
+        #expect(AccountResolver.system.resolve(.user(.name("root")))?.id == 0)
+        #expect(Self.accounts.resolve(.group(.name("input")))?.id == 101)
+    }
+
+    @Test func anEmptySectionKeepsItsDefaults() throws {
+        #expect(try parse("sensor:\nclients:\n# all commented out\n") == ShakedConfiguration())
     }
 
     @Test func anEmptyFileKeepsEveryDefault() throws {
@@ -76,6 +150,28 @@ struct ConfigLoaderTests {
         ("- a\n- b\n", "expected a mapping"),
         ("detector:\n  threshold: [1, 2]\n", "detector.threshold: expected a number, found 'a collection'"),
         ("detector: {threshold: 12\n", "not valid YAML"),
+        (
+            "sensor:\n  source: usb\n",
+            "test.yaml:2: sensor.source: 'usb' is not a source; allowed: iio, iio:URI, replay:FILE"
+        ),
+        ("sensor:\n  rate: 0\n", "sensor.rate: 0.0 is out of range; allowed: 1...10000"),
+        ("sensor:\n  rate: fast\n", "sensor.rate: expected a number, found 'fast'"),
+        ("sensor:\n  always_on: maybe\n", "sensor.always_on: expected true or false, found 'maybe'"),
+        ("sensor:\n  speed: 2\n", "sensor.speed: unknown key; known keys: source, device, rate, always_on"),
+        ("socket:\n  mode: 0999\n", "socket.mode: expected an octal mode such as \"0660\", found '0999'"),
+        ("socket:\n  mode: 01777\n", "socket.mode: expected an octal mode"),
+        ("socket:\n  path: relative.sock\n", "socket.path: expected an absolute path"),
+        ("socket:\n  group: wheel-of-fortune\n", "socket.group: no group named 'wheel-of-fortune'"),
+        ("clients:\n  max_clients: 0\n", "clients.max_clients: 0 is out of range; allowed: 1...65536"),
+        ("clients:\n  queue_limit: 2.5\n", "clients.queue_limit: expected a whole number, found '2.5'"),
+        ("clients:\n  max_client: 5\n", "clients.max_client: unknown key; known keys: max_clients"),
+        ("access:\n  samples: anyone\n", "access.samples: 'anyone' is not a rule; allowed: everyone, root"),
+        ("access:\n  samples: [group:nosuch]\n", "access.samples: no group named 'nosuch'"),
+        ("access:\n  simulate: [user:bob]\n", "access.simulate: no user named 'bob'"),
+        ("access:\n  simulate: [host:bob]\n", "access.simulate: 'host:bob' is not user:NAME or group:NAME"),
+        ("access:\n  record: everyone\n", "access.record: unknown key; known keys: subscribe, samples, simulate"),
+        ("logging:\n  level: loud\n", "logging.level: 'loud' is not a level; allowed: trace, debug, info"),
+        ("logging:\n  file: /tmp/x\n", "logging.file: unknown key; known keys: level"),
     ])
     func badValuesNameTheKeyAndWhatIsAllowed(text: String, message: String) {
         do {

@@ -1,0 +1,227 @@
+import Yams
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Looks up the users and groups a configuration names, so that a typo is caught when the file is read.
+public struct AccountResolver: Sendable {
+    public var user: @Sendable (String) -> UInt32?
+    public var group: @Sendable (String) -> UInt32?
+
+    public init(user: @escaping @Sendable (String) -> UInt32?, group: @escaping @Sendable (String) -> UInt32?) {
+        self.user = user
+        self.group = group
+    }
+
+    /// The system's accounts (`/etc/passwd`, `/etc/group` and whatever NSS adds).
+    public static let system = AccountResolver(
+        user: { name in getpwnam(name).map { $0.pointee.pw_uid } },
+        group: { name in getgrnam(name).map { $0.pointee.gr_gid } })
+
+    /// Resolves to a number, or nil when no such account exists (numbers are taken as they are).
+    public func resolve(_ account: Account) -> (isUser: Bool, id: UInt32)? {
+        switch account {
+        case .user(.number(let id)): (true, id)
+        case .group(.number(let id)): (false, id)
+        case .user(.name(let name)): user(name).map { (true, $0) }
+        case .group(.name(let name)): group(name).map { (false, $0) }
+        }
+    }
+}
+
+/// Where samples come from, as `--source` or `sensor.source` names it.
+public enum SourceSpec: Sendable, Hashable {
+    /// Linux IIO through libiio; nil for the local context.
+    case iio(uri: String?)
+    case replay(path: String)
+
+    public init?(parsing text: String) {
+        if text == "iio" {
+            self = .iio(uri: nil)
+        } else if text.hasPrefix("iio:"), text.count > 4 {
+            self = .iio(uri: String(text.dropFirst(4)))
+        } else if text.hasPrefix("replay:"), text.count > 7 {
+            self = .replay(path: String(text.dropFirst(7)))
+        } else {
+            return nil
+        }
+    }
+}
+
+extension NodeReader {
+    func unknown(_ node: Node, key: String, known: [String]) -> ConfigError {
+        error(node, key: key, "unknown key; known keys: \(known.joined(separator: ", "))")
+    }
+
+    func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {
+        guard let scalar = node.scalar, scalar.style == .plain else {
+            throw error(node, key: key, "expected true or false, found '\(node.scalar?.string ?? "a collection")'")
+        }
+        switch scalar.string.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw error(node, key: key, "expected true or false, found '\(scalar.string)'")
+        }
+    }
+
+    func integer(_ node: Node, key: String, in range: ClosedRange<Int>) throws(ConfigError) -> Int {
+        guard let scalar = node.scalar, scalar.style == .plain, let value = Int(scalar.string) else {
+            throw error(
+                node, key: key, "expected a whole number, found '\(node.scalar?.string ?? "a collection")'")
+        }
+        guard range.contains(value) else {
+            throw error(node, key: key, "\(value) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
+    func sensorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.SensorSection {
+        var section = ShakedConfiguration.SensorSection()
+        let known = ["source", "device", "rate", "always_on"]
+        for (name, value) in try mapping(node, key: "sensor") {
+            let key = "sensor.\(name)"
+            switch name {
+            case "source":
+                let text = try string(value, key: key)
+                guard SourceSpec(parsing: text) != nil else {
+                    throw error(value, key: key, "'\(text)' is not a source; allowed: iio, iio:URI, replay:FILE")
+                }
+                section.source = text
+            case "device":
+                let text = try string(value, key: key)
+                guard !text.isEmpty else {
+                    throw error(value, key: key, "expected display, base, iio:deviceN, a name or a label")
+                }
+                section.device = text == "auto" ? nil : text
+            case "rate":
+                let rate = try number(value, key: key)
+                guard rate >= 1, rate <= 10_000 else {
+                    throw error(value, key: key, "\(rate) is out of range; allowed: 1...10000 (Hz)")
+                }
+                section.rate = rate
+            case "always_on":
+                section.alwaysOn = try bool(value, key: key)
+            default:
+                throw unknown(value, key: key, known: known)
+            }
+        }
+        return section
+    }
+
+    func socketSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.SocketSection {
+        var section = ShakedConfiguration.SocketSection()
+        let known = ["path", "mode", "group"]
+        for (name, value) in try mapping(node, key: "socket") {
+            let key = "socket.\(name)"
+            switch name {
+            case "path":
+                let text = try string(value, key: key)
+                guard text.hasPrefix("/"), text.utf8.count < 108 else {
+                    throw error(value, key: key, "expected an absolute path shorter than 108 bytes, found '\(text)'")
+                }
+                section.path = text
+            case "mode":
+                switch Self.mode(try string(value, key: key)) {
+                case .success(let mode): section.mode = mode
+                case .failure(let failure): throw error(value, key: key, failure.message)
+                }
+            case "group":
+                let text = try string(value, key: key)
+                let account = try account("group:\(text)", node: value, key: key)
+                section.group = account
+            default:
+                throw unknown(value, key: key, known: known)
+            }
+        }
+        return section
+    }
+
+    /// An octal permission mode such as 0660.
+    static func mode(_ text: String) -> Result<UInt32, ModeError> {
+        guard let mode = UInt32(text, radix: 8), mode <= 0o777 else {
+            return .failure(ModeError(message: "expected an octal mode such as \"0660\", found '\(text)'"))
+        }
+        return .success(mode)
+    }
+
+    struct ModeError: Error {
+        var message: String
+    }
+
+    func clientsSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.ClientsSection {
+        var section = ShakedConfiguration.ClientsSection()
+        let limits = ShakedConfiguration.ClientsSection.limits
+        for (name, value) in try mapping(node, key: "clients") {
+            let key = "clients.\(name)"
+            guard let limit = limits.first(where: { $0.key == name }) else {
+                throw unknown(value, key: key, known: limits.map(\.key))
+            }
+            section[keyPath: limit.path] = try integer(value, key: key, in: limit.range)
+        }
+        return section
+    }
+
+    func accessSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.AccessSection {
+        var section = ShakedConfiguration.AccessSection()
+        let known = ["subscribe", "samples", "simulate"]
+        for (name, value) in try mapping(node, key: "access") {
+            let key = "access.\(name)"
+            let rule = try accessRule(value, key: key)
+            switch name {
+            case "subscribe": section.subscribe = rule
+            case "samples": section.samples = rule
+            case "simulate": section.simulate = rule
+            default: throw unknown(value, key: key, known: known)
+            }
+        }
+        return section
+    }
+
+    /// `everyone`, `root`, or a list of `user:NAME` and `group:NAME` entries.
+    func accessRule(_ node: Node, key: String) throws(ConfigError) -> AccessRule {
+        let allowed = "allowed: everyone, root, or a list of user:NAME and group:NAME"
+        if let scalar = node.scalar {
+            switch scalar.string {
+            case "everyone": return .everyone
+            case "root": return .accounts([])
+            default: throw error(node, key: key, "'\(scalar.string)' is not a rule; \(allowed)")
+            }
+        }
+        guard case .sequence(let sequence) = node else { throw error(node, key: key, allowed) }
+        var accounts: [Account] = []
+        for item in sequence {
+            guard let text = item.scalar?.string else { throw error(item, key: key, allowed) }
+            accounts.append(try account(text, node: item, key: key))
+        }
+        return .accounts(accounts)
+    }
+
+    func account(_ text: String, node: Node, key: String) throws(ConfigError) -> Account {
+        guard let account = Account(parsing: text) else {
+            throw error(node, key: key, "'\(text)' is not user:NAME or group:NAME")
+        }
+        guard accounts.resolve(account) != nil else {
+            switch account {
+            case .user(let id): throw error(node, key: key, "no user named '\(id)'")
+            case .group(let id): throw error(node, key: key, "no group named '\(id)'")
+            }
+        }
+        return account
+    }
+
+    func loggingSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.LoggingSection {
+        var section = ShakedConfiguration.LoggingSection()
+        for (name, value) in try mapping(node, key: "logging") {
+            let key = "logging.\(name)"
+            guard name == "level" else { throw unknown(value, key: key, known: ["level"]) }
+            let text = try string(value, key: key).lowercased()
+            guard ShakedConfiguration.LoggingSection.levels.contains(text) else {
+                let allowed = ShakedConfiguration.LoggingSection.levels.joined(separator: ", ")
+                throw error(value, key: key, "'\(text)' is not a level; allowed: \(allowed)")
+            }
+            section.level = text
+        }
+        return section
+    }
+}
