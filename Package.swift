@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ShakeClient", targets: ["ShakeClient"]),
         .library(name: "ShakeServer", targets: ["ShakeServer"]),
         .library(name: "ShakeProtocol", targets: ["ShakeProtocol"]),
+        .library(name: "ShakeConfig", targets: ["ShakeConfig"]),
         .executable(name: "shakectl", targets: ["shakectl"]),
         .library(name: "IIOSensor", targets: ["IIOSensor"]),
         .executable(name: "shaked", targets: ["shaked"]),
@@ -58,8 +59,14 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // libsystemd (sd_notify, sd_watchdog_enabled, sd_journal_sendv), for SystemdSupport only.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // systemd integration: listen fds (socket activation), notify, watchdog, journald.
-        .target(name: "SystemdSupport", swiftSettings: strictSettings),
+        .target(
+            name: "SystemdSupport",
+            dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
         // Scoring the detector against labelled corpora of recordings.
         .target(name: "ShakeEvaluation", dependencies: ["ShakeDetection", "ShakeTrace"], swiftSettings: strictSettings),
         // The configuration file: schema, defaults, validation.
@@ -110,6 +117,11 @@ let package = Package(
         .testTarget(
             name: "ShakeServerTests",
             dependencies: ["ShakeServer", "ShakeClient", "ShakeProtocol", "ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SystemdSupportTests",
+            dependencies: ["SystemdSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(

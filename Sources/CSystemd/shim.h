@@ -1,0 +1,8 @@
+#ifndef SHAKED_CSYSTEMD_SHIM_H
+#define SHAKED_CSYSTEMD_SHIM_H
+
+#include <sys/uio.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+
+#endif
