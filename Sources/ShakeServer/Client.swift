@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import ShakeDetection
 import ShakeProtocol
@@ -30,7 +31,8 @@ final class Client {
         self.server = server
     }
 
-    var peerDescription: String { peer?.description ?? "unknown peer" }
+    /// Log metadata naming the client.
+    var logMetadata: Logger.Metadata { peer?.metadata ?? ["client_pid": "unknown"] }
 
     private var pendingCount: Int { pending.count - pendingHead }
 

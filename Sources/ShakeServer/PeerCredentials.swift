@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 
 /// The process at the other end of a Unix socket, as the kernel reports it.
 public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
@@ -16,6 +17,11 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
+
+    /// Log metadata naming the peer (journal fields `CLIENT_PID`, `CLIENT_UID`, `CLIENT_GID`).
+    public var metadata: Logger.Metadata {
+        ["client_pid": "\(pid)", "client_uid": "\(uid)", "client_gid": "\(gid)"]
+    }
 
     /// The supplementary groups of a process, from the `Groups:` line of `/proc/PID/status`.
     static func supplementaryGroups(of pid: Int32) -> Set<UInt32> {

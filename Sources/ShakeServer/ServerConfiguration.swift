@@ -22,8 +22,10 @@ public struct ServerConfiguration: Sendable, Hashable {
 public struct AccessPolicy: Sendable, Hashable {
     /// Who may subscribe to events and ask for status and replay (beyond being able to open the socket).
     public var subscribe = PeerRule.everyone
-    /// Who may stream raw samples and simulate shakes: raw accelerometer data can leak what a person types.
-    public var privileged = PeerRule(users: [], groups: [])
+    /// Who may stream raw samples: raw accelerometer data can leak what a person types.
+    public var samples = PeerRule.rootOnly
+    /// Who may inject simulated shakes, which every subscriber receives.
+    public var simulate = PeerRule.rootOnly
 
     public init() {}
 }
@@ -39,6 +41,8 @@ public struct PeerRule: Sendable, Hashable {
         self.users = users
         self.groups = groups
     }
+
+    public static let rootOnly = PeerRule(users: [], groups: [])
 
     public static let everyone: PeerRule = {
         var rule = PeerRule(users: [], groups: [])

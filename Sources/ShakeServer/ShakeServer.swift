@@ -4,6 +4,7 @@ public import NIOCore
 import NIOPosix
 public import ShakeDetection
 public import ShakeProtocol
+import Synchronization
 
 /// The socket server: accepts subscribers on a Unix stream socket and sends each of them every shake event as a
 /// JSON line (protocol v1, `docs/protocol.md`), answers their requests, and keeps subscribers from holding each
@@ -53,7 +54,8 @@ public final class ShakeServer: @unchecked Sendable {
         case descriptor(Int32)
     }
 
-    public let configuration: ServerConfiguration
+    /// The configuration in force; ``update(_:)`` changes it. Read on the event loop only.
+    public private(set) var configuration: ServerConfiguration
     let logger: Logger
     let hooks: Hooks
     let group: MultiThreadedEventLoopGroup
@@ -73,6 +75,8 @@ public final class ShakeServer: @unchecked Sendable {
     private var ringStart = 0
     private var counters = ServerCounters()
     private var socketFile: String?
+    /// Numbers events in the order they are handed to the event loop, whichever thread publishes them.
+    private let publishing = Mutex(0)
 
     struct ServerCounters {
         var connections = 0
@@ -140,8 +144,22 @@ public final class ShakeServer: @unchecked Sendable {
     }
 
     /// Sends a detector event to every subscriber, numbered, and keeps it for replay.
-    public func publish(_ event: ShakeEvent, simulated: Bool = false, at date: Date = Date()) {
-        eventLoop.execute { self.broadcast(event, simulated: simulated, date: date) }
+    /// - Returns: the event's seq.
+    @discardableResult
+    public func publish(_ event: ShakeEvent, simulated: Bool = false, at date: Date = Date()) -> Int {
+        publishing.withLock { seq in
+            seq += 1
+            let number = seq
+            eventLoop.execute { self.broadcast(event, seq: number, simulated: simulated, date: date) }
+            return number
+        }
+    }
+
+    /// Applies a new configuration without dropping anyone: limits apply from now on (the replay ring keeps its
+    /// newest events), and clients that the new access rules no longer allow lose what they are no longer
+    /// allowed: a sample stream stops, a subscriber is told and disconnected.
+    public func update(_ new: ServerConfiguration) async {
+        try? await eventLoop.submit { self.apply(new) }.get()
     }
 
     /// Sends a raw sample to the clients that asked for samples.
@@ -153,6 +171,14 @@ public final class ShakeServer: @unchecked Sendable {
                 client.send(buffer)
             }
         }
+    }
+
+    /// Runs `task` on the server's event loop every `interval` until shutdown. A loop that hangs stops running
+    /// it, which is what the systemd watchdog's keep-alive needs.
+    public func repeatOnEventLoop(every interval: Duration, _ task: @escaping @Sendable () -> Void) {
+        let (seconds, attoseconds) = interval.components
+        let amount = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: amount) { _ in task() }
     }
 
     /// The number of connected clients (for tests and status).
@@ -174,8 +200,8 @@ public final class ShakeServer: @unchecked Sendable {
         return buffer
     }
 
-    private func broadcast(_ event: ShakeEvent, simulated: Bool, date: Date) {
-        seq += 1
+    private func broadcast(_ event: ShakeEvent, seq number: Int, simulated: Bool, date: Date) {
+        seq = number
         let notification = ServerMessage.Notification(
             event: event, seq: seq, timestamp: Timestamp.rfc3339(date), simulated: simulated)
         let line = buffer(ServerMessage.shake(notification).line)
@@ -190,13 +216,39 @@ public final class ShakeServer: @unchecked Sendable {
         }
     }
 
+    private func apply(_ new: ServerConfiguration) {
+        let old = configuration
+        configuration = new
+        if new.replayCapacity != old.replayCapacity {
+            let ordered = ring.count < old.replayCapacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
+            ring = Array(ordered.suffix(new.replayCapacity))
+            ringStart = 0
+        }
+        guard new.access != old.access else { return }
+        for client in clients.values {
+            guard let peer = client.peer else { continue }
+            if !new.access.subscribe.allows(peer) {
+                logger.notice("disconnected a client no longer allowed to subscribe", metadata: peer.metadata)
+                client.reply(
+                    buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to subscribe").line))
+                _ = client.flushAndClose()
+            } else if client.wantsSamples, !new.access.samples.allows(peer) {
+                logger.notice("stopped a sample stream no longer allowed", metadata: peer.metadata)
+                client.wantsSamples = false
+                client.reply(
+                    buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to stream samples").line))
+            }
+        }
+        listenersChanged()
+    }
+
     func accept(_ client: Client) {
         counters.connections += 1
         guard clients.count < configuration.maxClients else {
             counters.refused += 1
             logger.warning(
                 "refused a client: too many clients",
-                metadata: ["peer": "\(client.peerDescription)", "limit": "\(configuration.maxClients)"])
+                metadata: client.logMetadata.merging(["limit": "\(configuration.maxClients)"]) { $1 })
             client.reply(
                 buffer(
                     ServerMessage.error(
@@ -208,8 +260,7 @@ public final class ShakeServer: @unchecked Sendable {
         }
         if let peer = client.peer, !configuration.access.subscribe.allows(peer) {
             counters.refused += 1
-            logger.warning(
-                "refused a client: not allowed to subscribe", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)"])
+            logger.warning("refused a client: not allowed to subscribe", metadata: peer.metadata)
             client.reply(buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
             _ = client.flushAndClose()
             return
@@ -248,17 +299,12 @@ public final class ShakeServer: @unchecked Sendable {
         } catch {
             return
         }
-        if request.isPrivileged, !(client.peer.map(configuration.access.privileged.allows) ?? false) {
+        if let rule = rule(for: request), !(client.peer.map(rule.allows) ?? false) {
             // Without the peer's credentials nothing privileged is allowed.
             counters.refusedRequests += 1
-            let peer = client.peer
-            logger.warning(
-                "refused a request",
-                metadata: [
-                    "request": "\(request.name)", "pid": "\(peer?.pid ?? -1)",
-                    "uid": "\(peer.map { String($0.uid) } ?? "unknown")",
-                    "gid": "\(peer.map { String($0.gid) } ?? "unknown")",
-                ])
+            var metadata = client.logMetadata
+            metadata["request"] = "\(request.name)"
+            logger.warning("refused a request", metadata: metadata)
             client.reply(
                 buffer(
                     ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line
@@ -301,9 +347,18 @@ public final class ShakeServer: @unchecked Sendable {
             client.reply(buffer(ServerMessage.ok(request: "samples").line))
             listenersChanged()
         case .simulate:
-            logger.info("simulating a shake", metadata: ["pid": "\(client.peer?.pid ?? 0)"])
+            logger.info("simulating a shake", metadata: client.peer?.metadata ?? [:])
             hooks.simulate()
             client.reply(buffer(ServerMessage.ok(request: "simulate").line))
+        }
+    }
+
+    /// The access rule a request needs beyond subscribing, if any.
+    private func rule(for request: Request) -> PeerRule? {
+        switch request {
+        case .samples: configuration.access.samples
+        case .simulate: configuration.access.simulate
+        case .status, .subscribe, .replay: nil
         }
     }
 
@@ -313,7 +368,7 @@ public final class ShakeServer: @unchecked Sendable {
         client.reply(buffer(ServerMessage.error(code: error.code, message: error.message).line))
         if client.badLines >= configuration.maxBadLines {
             logger.warning(
-                "disconnected a client that kept sending bad lines", metadata: ["peer": "\(client.peerDescription)"])
+                "disconnected a client that kept sending bad lines", metadata: client.logMetadata)
             client.reply(
                 buffer(
                     ServerMessage.error(
@@ -329,7 +384,7 @@ public final class ShakeServer: @unchecked Sendable {
             counters.disconnectedSlow += 1
             logger.warning(
                 "disconnected a client that does not read",
-                metadata: ["peer": "\(client.peerDescription)", "dropped": "\(client.droppedTotal)"])
+                metadata: client.logMetadata.merging(["dropped": "\(client.droppedTotal)"]) { $1 })
             client.cutOff(
                 with: buffer(
                     ServerMessage.error(

@@ -221,7 +221,8 @@ struct ServerTests {
     @Test func simulateAndSamplesAreForPrivilegedPeersOnly() async throws {
         // This process is allowed (root, or listed); a peer that is neither is refused.
         var configuration = ServerConfiguration()
-        configuration.access.privileged = PeerRule(users: [getuid()], groups: [])
+        configuration.access.samples = PeerRule(users: [getuid()], groups: [])
+        configuration.access.simulate = PeerRule(users: [getuid()], groups: [])
         let harness = try await ServerHarness(configuration: configuration)
         try await harness.client.simulate()
         #expect(harness.simulated.current == 1)
