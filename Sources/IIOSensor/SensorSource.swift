@@ -34,6 +34,9 @@ public final class SensorSource {
 
     /// Called with the accelerometer and its rate when capture starts from it, and with nil when it stops.
     public var sensorChanged: ((Accelerometer, Double)?) -> Void = { _ in }
+    /// Called when the loop starts waiting for a sensor (none present, none matching, or none readable), with
+    /// the reason; again only when the reason changes.
+    public var waiting: (String) -> Void = { _ in }
 
     private let backend: any IIOBackend
     private let configuration: Configuration
@@ -295,6 +298,7 @@ public final class SensorSource {
         guard message != lastNotice else { return }
         lastNotice = message
         logger.log(level: level, "\(message)")
+        waiting(message)
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -2,11 +2,13 @@ import Dispatch
 import Foundation
 import IIOSensor
 import Logging
+import ShakeConfig
 import ShakeDetection
 import ShakeProtocol
 import ShakeServer
 import ShakeTrace
 import Synchronization
+import SystemdSupport
 
 /// The running daemon: one source of samples, one detector, the event outputs (the socket server and, with
 /// `--print-events`, standard output); stopped by SIGTERM or SIGINT.
@@ -19,11 +21,13 @@ final class Daemon: Sendable {
         case replay(path: String, speed: Double, loop: Bool)
     }
 
-    struct Options: Sendable {
+    /// What the command line sets for this run only.
+    struct RunOptions: Sendable {
         var printEvents = false
-        var alwaysOn = false
+        var speed = 1.0
+        var loop = false
+        /// Where to listen; nil: no socket.
         var listener: ShakeServer.Listener?
-        var serverConfiguration = ServerConfiguration()
     }
 
     private struct CaptureControl: Sendable {
@@ -31,7 +35,7 @@ final class Daemon: Sendable {
         var idle: Wakeup?
     }
 
-    /// What the capture thread shares with the server's thread.
+    /// What the capture thread shares with the server's thread and the reload.
     private struct Shared {
         var sensor = SensorInfo.none
         var shaking = false
@@ -39,30 +43,61 @@ final class Daemon: Sendable {
         var subscribers = 0
         var sampleStreams = 0
         var simulating = false
+        /// The configuration in force (the latest that validated).
+        var configuration: ShakedConfiguration
+        /// The detector's settings in force, and new ones for the capture thread to take up.
+        var settings: DetectorSettings
+        var pendingSettings: DetectorSettings?
+        var reloads = 0
+        var rejectedReloads = 0
+        var ready = false
     }
 
-    private let settings: DetectorSettings
+    private let runOptions: RunOptions
     private let sink: EventSink
     private let logger: Logger
+    private let logLevel: LogLevelControl
     private let input: Input
-    private let options: Options
+    /// The configuration the daemon started with: sensor and socket changes need a restart.
+    private let started: ShakedConfiguration
+    private let reload: @Sendable () throws -> ShakedConfiguration
+    private let configPath: @Sendable () -> String?
+    private let notifier = ServiceNotifier()
     private let shutdown = Wakeup()
-    private let shared = Locked(Shared())
+    private let shared: Locked<Shared>
     /// Stops the capture in progress (when the last listener leaves), and wakes the idle wait (when one comes).
     private let captureControl = Locked<CaptureControl>(CaptureControl())
     private let serverBox = Locked<ShakeServer?>(nil)
     private var server: ShakeServer? { serverBox.withLock { $0 } }
+    private let reloadQueue = DispatchQueue(label: "shaked.reload")
     nonisolated(unsafe) private var detector: ShakeDetector  // Only on the capture thread.
     nonisolated(unsafe) private var signalSources: [any DispatchSourceSignal] = []
+    nonisolated(unsafe) private var watchdogTimer: (any DispatchSourceTimer)?
 
-    init(settings: DetectorSettings, sink: EventSink, logger: Logger, input: Input, options: Options) {
-        self.settings = settings
+    init(
+        configuration: ShakedConfiguration, run: RunOptions, logger: Logger, logLevel: LogLevelControl,
+        reload: @escaping @Sendable () throws -> ShakedConfiguration,
+        configPath: @escaping @Sendable () -> String?
+    ) {
+        let settings = configuration.detector.settings()
         detector = ShakeDetector(settings: settings)
-        self.sink = sink
+        shared = Locked(Shared(configuration: configuration, settings: settings))
+        sink = EventSink(printEvents: run.printEvents, logger: logger)
+        self.runOptions = run
         self.logger = logger
-        self.input = input
-        self.options = options
-        if case .replay(let path, _, _) = input {
+        self.logLevel = logLevel
+        self.reload = reload
+        self.configPath = configPath
+        started = configuration
+        let sensor = configuration.sensor
+        switch SourceSpec(parsing: sensor.source) ?? .iio(uri: nil) {
+        case .iio(let uri):
+            input = .iio(
+                backend: LibIIOBackend(uri: uri),
+                configuration: SensorSource.Configuration(
+                    request: sensor.device.map(DeviceRequest.init(parsing:)) ?? .automatic, rate: sensor.rate))
+        case .replay(let path):
+            input = .replay(path: path, speed: run.speed, loop: run.loop)
             shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path) }
         }
     }
@@ -72,7 +107,8 @@ final class Daemon: Sendable {
     func run() -> Int32 {
         installSignalHandlers()
         let server = startServer()
-        if options.listener != nil && server == nil { return 1 }
+        if runOptions.listener != nil && server == nil { return 1 }
+        startWatchdog(server)
         var status: Int32 = 0
         switch input {
         case .iio(let backend, let configuration):
@@ -85,20 +121,26 @@ final class Daemon: Sendable {
             let source = SensorSource(backend: backend, configuration: configuration, logger: logger)
             // The sensor in use stays in status while capture is off for lack of listeners; it is forgotten
             // only when it breaks (vanishes, fails) — see streamBroke.
-            source.sensorChanged = { [shared] selection in
+            source.sensorChanged = { [self] selection in
                 guard let (accelerometer, rate) = selection else { return }
                 shared.withLock {
                     $0.sensor = SensorInfo(
                         source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
                         location: accelerometer.location?.rawValue, rate: rate)
                 }
+                ready(
+                    status:
+                        "capturing from \(accelerometer.displayName) at \(SamplingFrequency.format(rate)) Hz")
             }
+            source.waiting = { [self] reason in ready(status: reason) }
             captureWhileListened(source)
         case .replay(let path, let speed, let loop):
             status = replay(path: path, speed: speed, loop: loop)
         }
+        notifier.stopping(status: "stopping")
         if let event = detector.interrupt() { emit(event) }
         if let server { wait { await server.shutdown() } }
+        watchdogTimer?.cancel()
         let counters = detector.counters
         logger.info(
             "stopped",
@@ -113,10 +155,10 @@ final class Daemon: Sendable {
     // MARK: - The server
 
     private func startServer() -> ShakeServer? {
-        guard let listener = options.listener else { return nil }
+        guard let listener = runOptions.listener else { return nil }
         let shared = self.shared
         let server = ShakeServer(
-            configuration: options.serverConfiguration,
+            configuration: ServerConfiguration(started),
             hooks: .init(
                 status: {
                     let state = shared.withLock { $0 }
@@ -127,6 +169,7 @@ final class Daemon: Sendable {
                             "samples": counters.samples, "invalid_samples": counters.invalid,
                             "discontinuities": counters.discontinuities, "began": counters.began,
                             "ended": counters.ended, "cancelled": counters.cancelled,
+                            "config_reloads": state.reloads, "config_reloads_rejected": state.rejectedReloads,
                         ])
                 },
                 simulate: { [self] in simulate() },
@@ -169,8 +212,8 @@ final class Daemon: Sendable {
     // MARK: - Power: capture only while somebody listens
 
     private var captureWanted: Bool {
-        options.printEvents || options.alwaysOn || options.listener == nil
-            || shared.withLock { $0.subscribers + $0.sampleStreams > 0 }
+        runOptions.printEvents || runOptions.listener == nil
+            || shared.withLock { $0.configuration.sensor.alwaysOn || $0.subscribers + $0.sampleStreams > 0 }
     }
 
     private func listenersChanged(_ subscribers: Int, _ streams: Int) {
@@ -178,6 +221,11 @@ final class Daemon: Sendable {
             $0.subscribers = subscribers
             $0.sampleStreams = streams
         }
+        captureWantedChanged()
+    }
+
+    /// Starts or stops capture to match whether anybody listens.
+    private func captureWantedChanged() {
         let wanted = captureWanted
         captureControl.withLock { control in
             if wanted { control.idle?.signal() } else { control.stop?.signal() }
@@ -191,6 +239,7 @@ final class Daemon: Sendable {
                 captureControl.withLock { $0.idle = idle }
                 if captureWanted { idle.signal() }
                 logger.info("nobody is listening: capture is off until a client connects")
+                ready(status: "capture off: nobody is listening")
                 while !shutdown.isSignalled && !idle.isSignalled {
                     idle.sleep(for: .seconds(3600))
                     if shutdown.isSignalled { break }
@@ -214,22 +263,26 @@ final class Daemon: Sendable {
     private func process(_ sample: Sample) {
         if let event = detector.process(sample) { emit(event) }
         let counters = detector.counters
-        let wantsSamples = shared.withLock {
-            $0.counters = counters
-            return $0.sampleStreams > 0
+        let (wantsSamples, newSettings) = shared.withLock { state in
+            state.counters = counters
+            defer { state.pendingSettings = nil }
+            return (state.sampleStreams > 0, state.pendingSettings)
         }
+        // New settings from a reload: a shake in progress goes on and is decided under them.
+        if let newSettings { detector.update(settings: newSettings) }
         if wantsSamples { server?.publish(sample: sample) }
     }
 
     private func emit(_ event: ShakeEvent) {
-        sink.emit(event)
-        server?.publish(event)
+        let seq = server?.publish(event)
         let shaking = detector.isShaking
         let counters = detector.counters
-        shared.withLock {
+        let sensor = shared.withLock {
             $0.shaking = shaking
             $0.counters = counters
+            return $0.sensor
         }
+        sink.emit(event, seq: seq, sensor: sensor.id ?? sensor.name)
     }
 
     private func streamBroke(_ reason: String) {
@@ -241,12 +294,11 @@ final class Daemon: Sendable {
     /// Runs a synthesized shake through a detector of its own, in real time, and publishes its events marked
     /// `simulated`: like the iOS Simulator's Shake command, without disturbing the real stream.
     private func simulate() {
-        let alreadyRunning = shared.withLock { state in
+        let (alreadyRunning, settings) = shared.withLock { state in
             defer { state.simulating = true }
-            return state.simulating
+            return (state.simulating, state.settings)
         }
         guard !alreadyRunning else { return }
-        let settings = self.settings
         let server = self.server
         let sink = self.sink
         let shared = self.shared
@@ -265,8 +317,8 @@ final class Daemon: Sendable {
                 let due = start.addingTimeInterval(sample.time)
                 let wait = due.timeIntervalSinceNow
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-                sink.emit(event, simulated: true)
-                server?.publish(event, simulated: true)
+                let seq = server?.publish(event, simulated: true)
+                sink.emit(event, seq: seq, simulated: true)
             }
             shared.withLock { $0.simulating = false }
         }
@@ -288,8 +340,10 @@ final class Daemon: Sendable {
             let shutdown = self.shutdown
             let captureControl = self.captureControl
             let logger = self.logger
+            let notifier = self.notifier
             source.setEventHandler {
                 logger.info("stopping on signal \(number == SIGTERM ? "SIGTERM" : "SIGINT")")
+                notifier.stopping(status: "stopping on a signal")
                 shutdown.signal()
                 captureControl.withLock { control in
                     control.stop?.signal()
@@ -299,6 +353,11 @@ final class Daemon: Sendable {
             source.resume()
             signalSources.append(source)
         }
+        signal(SIGHUP, SIG_IGN)
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloadQueue)
+        hangUp.setEventHandler { [self] in reloadConfiguration() }
+        hangUp.resume()
+        signalSources.append(hangUp)
     }
 
     // MARK: - Replay
@@ -343,5 +402,101 @@ final class Daemon: Sendable {
             pass += 1
         } while loop && !shutdown.isSignalled
         return 0
+    }
+}
+
+// MARK: - systemd: readiness, watchdog, reload
+
+extension Daemon {
+    /// Tells systemd the daemon is up (the first time) and what it is doing (every time).
+    private func ready(status: String) {
+        let first = shared.withLock { state in
+            defer { state.ready = true }
+            return !state.ready
+        }
+        if first { notifier.ready(status: status) } else { notifier.status(status) }
+    }
+
+    /// Pings the systemd watchdog from the server's event loop, so that a hung loop is restarted; without a
+    /// server, from a timer.
+    private func startWatchdog(_ server: ShakeServer?) {
+        if case .replay(let path, _, _) = input { ready(status: "replaying \(path)") }
+        guard let timeout = notifier.watchdogTimeout else { return }
+        let interval = timeout / 2
+        let notifier = self.notifier
+        logger.debug("watchdog keep-alive every \(interval)")
+        if let server {
+            server.repeatOnEventLoop(every: interval) { notifier.watchdog() }
+        } else {
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let (seconds, attoseconds) = interval.components
+            timer.schedule(
+                deadline: .now(), repeating: .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
+            timer.setEventHandler { notifier.watchdog() }
+            timer.resume()
+            watchdogTimer = timer
+        }
+    }
+
+    /// SIGHUP: reads the configuration again. A file that does not validate changes nothing; one that does
+    /// takes effect at once for the detector (a shake in progress is decided under the new settings), access,
+    /// client limits, capture always-on and the log level. Sensor and socket changes need a restart.
+    private func reloadConfiguration() {
+        notifier.reloading()
+        let path = configPath()
+        logger.info("reloading the configuration", metadata: ["file": "\(path ?? "none: built-in defaults")"])
+        let new: ShakedConfiguration
+        do {
+            new = try reload()
+        } catch {
+            shared.withLock { $0.rejectedReloads += 1 }
+            logger.error("configuration rejected; the running settings stay: \(error)")
+            notifier.ready(status: "configuration rejected: \(error)")
+            return
+        }
+        let old = shared.withLock { $0.configuration }
+        var changes: [String] = []
+        if new.detector != old.detector {
+            let settings = new.detector.settings()
+            shared.withLock {
+                $0.settings = settings
+                $0.pendingSettings = settings
+            }
+            changes.append("detector")
+        }
+        if let server, ServerConfiguration(new) != ServerConfiguration(old) {
+            wait { await server.update(ServerConfiguration(new)) }
+            if new.clients != old.clients { changes.append("clients") }
+            if new.access != old.access { changes.append("access") }
+        }
+        if new.logging != old.logging {
+            logLevel.level = LogLevelName.parse(new.logging.level) ?? .info
+            changes.append("logging")
+        }
+        shared.withLock {
+            $0.configuration = new
+            $0.reloads += 1
+        }
+        if new.sensor.alwaysOn != old.sensor.alwaysOn {
+            changes.append("sensor.always_on")
+            captureWantedChanged()
+        }
+        var needsRestart: [String] = []
+        if new.sensor.source != started.sensor.source { needsRestart.append("sensor.source") }
+        if new.sensor.device != started.sensor.device { needsRestart.append("sensor.device") }
+        if new.sensor.rate != started.sensor.rate { needsRestart.append("sensor.rate") }
+        if new.socket != started.socket { needsRestart.append("socket") }
+        if !needsRestart.isEmpty {
+            logger.warning(
+                "changed settings take effect when the daemon restarts",
+                metadata: ["keys": "\(needsRestart.joined(separator: ", "))"])
+        }
+        logger.info(
+            "configuration reloaded",
+            metadata: [
+                "changed": "\(changes.isEmpty ? "nothing" : changes.joined(separator: ", "))",
+                "sensitivity": "\(new.detector.sensitivity.rawValue)",
+            ])
+        notifier.ready(status: "configuration reloaded")
     }
 }

@@ -7,7 +7,9 @@ struct EventSink: Sendable {
     let printEvents: Bool
     let logger: Logger
 
-    func emit(_ event: ShakeEvent, simulated: Bool = false) {
+    /// Writes the event; `seq` is its number on the socket (when there is one), `sensor` where it came from.
+    /// Both become log metadata, so the journal can be searched by them (SEQ=, SENSOR=, PHASE=).
+    func emit(_ event: ShakeEvent, seq: Int? = nil, sensor: String? = nil, simulated: Bool = false) {
         if printEvents {
             var writer = JSONObjectWriter()
             event.write(to: &writer)
@@ -16,12 +18,11 @@ struct EventSink: Sendable {
             // crash; the events still reach the log and the socket.
             try? FileHandle.standardOutput.write(contentsOf: Data((writer.result + "\n").utf8))
         }
-        let logger: Logger = {
-            guard simulated else { return self.logger }
-            var logger = self.logger
-            logger[metadataKey: "simulated"] = "true"
-            return logger
-        }()
+        var logger = self.logger
+        logger[metadataKey: "phase"] = "\(event.phase.rawValue)"
+        if let seq { logger[metadataKey: "seq"] = "\(seq)" }
+        if let sensor { logger[metadataKey: "sensor"] = "\(sensor)" }
+        if simulated { logger[metadataKey: "simulated"] = "true" }
         switch event {
         case .began(let time):
             logger.info("shake began", metadata: ["time": "\(JSONObjectWriter.format(time, decimals: 3))"])

@@ -8,25 +8,6 @@ import ShakeProtocol
 import ShakeServer
 import SystemdSupport
 
-/// Where samples come from, as `--source` names it.
-enum SourceSpec: Equatable {
-    /// Linux IIO through libiio; nil for the local context.
-    case iio(uri: String?)
-    case replay(path: String)
-
-    init?(parsing text: String) {
-        if text == "iio" {
-            self = .iio(uri: nil)
-        } else if text.hasPrefix("iio:"), text.count > 4 {
-            self = .iio(uri: String(text.dropFirst(4)))
-        } else if text.hasPrefix("replay:"), text.count > 7 {
-            self = .replay(path: String(text.dropFirst(7)))
-        } else {
-            return nil
-        }
-    }
-}
-
 enum LogLevelName {
     static func parse(_ text: String) -> Logger.Level? {
         Logger.Level(rawValue: text.lowercased())
@@ -34,68 +15,94 @@ enum LogLevelName {
 }
 
 extension Shaked {
-    /// Wires the daemon: logging, the detector's settings, the source and the event output.
+    /// Wires the daemon: configuration, logging, the source and the event outputs.
     func build() throws -> Daemon {
-        let level = LogLevelName.parse(logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "shaked")
-
-        // Settings: the command line over the configuration file over the defaults.
-        let settings: DetectorSettings
+        let path = configPath
+        let configuration: ShakedConfiguration
+        var configError: ConfigError?
         do {
-            settings = try ConfigLoader.detectorSettings(configPath: config, sensitivity: sensitivity).settings
+            configuration = try effectiveConfiguration(path: path)
         } catch {
-            logger.critical("\(error)")
+            configuration = ShakedConfiguration()
+            configError = error
+        }
+        let level = LogLevelControl(LogLevelName.parse(configuration.logging.level) ?? .info)
+        let logger = Self.bootstrapLogging(level: level)
+        if let configError {
+            // A bad configuration at start refuses to start, saying why.
+            logger.critical("refusing to start: \(configError)")
             throw ExitCode(64)
         }
+        logger.info("configuration: \(path ?? "built-in defaults (no \(Self.defaultConfigPath))")")
+        for line in ConfigurationSummary.lines(configuration) { logger.debug("\(line)") }
 
-        let sink = EventSink(printEvents: printEvents, logger: logger)
-        let options = daemonOptions(logger: logger)
-        switch SourceSpec(parsing: source)! {
-        case .iio(let uri):
-            let configuration = SensorSource.Configuration(
-                request: device.map(DeviceRequest.init(parsing:)) ?? .automatic, rate: rate)
-            return Daemon(
-                settings: settings, sink: sink, logger: logger,
-                input: .iio(backend: LibIIOBackend(uri: uri), configuration: configuration), options: options)
-        case .replay(let path):
-            return Daemon(
-                settings: settings, sink: sink, logger: logger,
-                input: .replay(path: path, speed: speed, loop: loop), options: options)
+        let run = Daemon.RunOptions(
+            printEvents: printEvents, speed: speed, loop: loop, listener: noSocket ? nil : listener(configuration))
+        let reload: @Sendable () throws -> ShakedConfiguration = { [self] in
+            try effectiveConfiguration(path: configPath)
         }
+        return Daemon(
+            configuration: configuration, run: run, logger: logger, logLevel: level, reload: reload,
+            configPath: { [self] in configPath })
     }
 
-    /// Where to listen (a socket passed by systemd wins), and who may do what.
-    func daemonOptions(logger: Logger) -> Daemon.Options {
-        var options = Daemon.Options()
-        options.printEvents = printEvents
-        options.alwaysOn = alwaysOn
+    /// Journald with structured fields when standard error is the journal (systemd sets JOURNAL_STREAM),
+    /// else readable lines on standard error. The level can change on reload.
+    static func bootstrapLogging(level: LogLevelControl) -> Logger {
+        let journal = JournalStream.isStandardErrorJournal(environment: ProcessInfo.processInfo.environment)
+        LoggingSystem.bootstrap { label in
+            let handler: any LogHandler =
+                journal
+                ? JournalLogHandler(label: label, identifier: "shaked") : StreamLogHandler.standardError(label: label)
+            return LevelControlledLogHandler(handler, level: level)
+        }
+        return Logger(label: "shaked")
+    }
+
+    /// Where to listen: a socket passed by systemd wins over the configured path.
+    func listener(_ configuration: ShakedConfiguration) -> ShakeServer.Listener {
         let environment = ProcessInfo.processInfo.environment
-        if noSocket {
-            options.listener = nil
-        } else if let passed = ListenFDs.from(environment: environment, pid: getpid()),
-            let fd = passed.descriptors.first
-        {
+        if let passed = ListenFDs.from(environment: environment, pid: getpid()), let fd = passed.descriptors.first {
             for name in ListenFDs.variables { unsetenv(name) }
-            options.listener = .descriptor(fd)
-        } else {
-            let path = socket ?? SocketPath.default(environment: environment)
-            let directory = (path as NSString).deletingLastPathComponent
-            if !FileManager.default.fileExists(atPath: directory) {
-                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            }
-            let group = socketGroup.flatMap { getgrnam($0)?.pointee.gr_gid }
-            options.listener = .path(path, mode: UInt32(socketMode, radix: 8) ?? 0o666, group: group)
+            return .descriptor(fd)
         }
-        if let group = getgrnam(adminGroup) {
-            options.serverConfiguration.access.privileged = PeerRule(users: [], groups: [group.pointee.gr_gid])
-        } else {
-            logger.debug("no group \(adminGroup): only root may stream samples and simulate shakes")
+        let path = configuration.socket.path ?? SocketPath.default(environment: environment)
+        let directory = (path as NSString).deletingLastPathComponent
+        if !FileManager.default.fileExists(atPath: directory) {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
-        return options
+        let group = configuration.socket.group.flatMap { AccountResolver.system.resolve($0)?.id }
+        return .path(path, mode: configuration.socket.mode, group: group)
+    }
+}
+
+extension ServerConfiguration {
+    /// The server's part of a configuration. Accounts that do not exist (the default admin group, or one removed
+    /// since the file was read) allow nobody; root is always allowed.
+    init(_ configuration: ShakedConfiguration, accounts: AccountResolver = .system) {
+        self.init()
+        let clients = configuration.clients
+        maxClients = clients.maxClients
+        queueLimit = clients.queueLimit
+        dropLimit = clients.dropLimit
+        maxLineLength = clients.maxLineLength
+        maxBadLines = clients.maxBadLines
+        replayCapacity = clients.replayCapacity
+        access.subscribe = PeerRule(configuration.access.subscribe, accounts: accounts)
+        access.samples = PeerRule(configuration.access.samples, accounts: accounts)
+        access.simulate = PeerRule(configuration.access.simulate, accounts: accounts)
+    }
+}
+
+extension PeerRule {
+    init(_ rule: AccessRule, accounts: AccountResolver) {
+        switch rule {
+        case .everyone:
+            self = .everyone
+        case .accounts(let list):
+            let resolved = list.compactMap { accounts.resolve($0) }
+            self.init(
+                users: Set(resolved.filter(\.isUser).map(\.id)), groups: Set(resolved.filter { !$0.isUser }.map(\.id)))
+        }
     }
 }

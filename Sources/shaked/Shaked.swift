@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Foundation
 import IIOSensor
+import ShakeConfig
 public import ShakeDetection
 
 /// The daemon's command line. Only option parsing lives here; `Shaked+build.swift` wires the parts.
@@ -36,24 +37,72 @@ struct Shaked: ParsableCommand {
               {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,"peak":28.02,"axis":"x","reversals":11}
             Times are seconds on the sensor's clock. The log goes to standard error.
 
+            Configuration: /etc/shaked/shaked.yaml when it exists, or --config FILE; options given on the \
+            command line override the file. Every key is documented in the shipped file. shaked --check-config \
+            [FILE] validates a file and exits. SIGHUP reloads the file: detector, access, client limits and log \
+            level change at once, without dropping subscribers or the outcome of a shake in progress; a file \
+            that does not validate is rejected and the running settings stay.
+
+            Under systemd the daemon reports READY, RELOADING, STOPPING and watchdog pings (Type=notify, \
+            WatchdogSec=) and logs to the journal with structured fields (SENSOR, SEQ, PHASE, CLIENT_PID...).
+
             SIGTERM or SIGINT ends the daemon: a shake in progress is cancelled (interrupted) first, and the \
-            exit status is 0. Exit status 64: bad options or configuration; 1: a replayed trace cannot be read.
+            exit status is 0. Exit status 64: bad options or configuration; 1: a replayed trace cannot be read \
+            or the socket cannot be opened.
 
             Examples:
               shaked --print-events
+              shaked --check-config /etc/shaked/shaked.yaml
               shaked --device display --rate 100 --sensitivity hard
               shaked --source replay:demo/demo-trace.csv --speed 0 --print-events
             """
     )
 
-    @Option(help: "Where samples come from: iio, iio:URI or replay:FILE.")
-    var source = "iio"
+    // Options that the configuration file also sets: nil (not given) leaves the file's value.
+
+    @Option(help: "Where samples come from: iio, iio:URI or replay:FILE (default iio).")
+    var source: String?
 
     @Option(help: "Which accelerometer: display, base, iio:deviceN, or a name or label.")
     var device: String?
 
-    @Option(help: "Sampling rate to ask the sensor for, Hz.")
-    var rate = 100.0
+    @Option(help: "Sampling rate to ask the sensor for, Hz (default 100).")
+    var rate: Double?
+
+    @Option(help: "Sensitivity preset: light, medium (default) or hard.")
+    var sensitivity: DetectorSettings.Sensitivity?
+
+    @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
+    var logLevel: String?
+
+    @Option(
+        help:
+            "The Unix socket for subscribers (default: $SHAKED_SOCKET, else $RUNTIME_DIRECTORY/shaked.sock, else /run/shaked/shaked.sock)."
+    )
+    var socket: String?
+
+    @Option(help: "The socket file's permissions, octal (default 0666).")
+    var socketMode: String?
+
+    @Option(help: "The socket file's group (with --socket-mode 0660, only its members and root can subscribe).")
+    var socketGroup: String?
+
+    @Option(help: "Group allowed to stream raw samples and simulate shakes, besides root (default shaked-admin).")
+    var adminGroup: String?
+
+    @Flag(help: "Capture from the sensor even while nobody listens.")
+    var alwaysOn = false
+
+    // Options of this run only.
+
+    @Option(help: "Configuration file (default \(Shaked.defaultConfigPath), when it exists).")
+    var config: String?
+
+    @Flag(help: "Validate the configuration file (FILE, else --config, else the default) and exit.")
+    var checkConfig = false
+
+    @Argument(help: "With --check-config: the file to check.")
+    var file: String?
 
     @Option(help: "Replay only: play N times faster (0: as fast as possible).")
     var speed = 1.0
@@ -64,54 +113,40 @@ struct Shaked: ParsableCommand {
     @Flag(help: "Write the detector's events as JSON lines on standard output.")
     var printEvents = false
 
-    @Option(help: "Sensitivity preset: light, medium (default) or hard.")
-    var sensitivity: DetectorSettings.Sensitivity?
-
-    @Option(help: "Configuration file whose 'detector' section adjusts the settings.")
-    var config: String?
-
-    @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
-    var logLevel = "info"
-
-    @Option(
-        help:
-            "The Unix socket for subscribers (default: $SHAKED_SOCKET, else $RUNTIME_DIRECTORY/shaked.sock, else /run/shaked/shaked.sock)."
-    )
-    var socket: String?
-
     @Flag(help: "Do not listen on a socket (events only with --print-events).")
     var noSocket = false
 
-    @Option(help: "The socket file's permissions, octal.")
-    var socketMode = "0666"
-
-    @Option(help: "The socket file's group (with --socket-mode 0660, only its members and root can subscribe).")
-    var socketGroup: String?
-
-    @Option(help: "Group allowed to stream raw samples and simulate shakes (besides root).")
-    var adminGroup = "shaked-admin"
-
-    @Flag(help: "Capture from the sensor even while nobody listens.")
-    var alwaysOn = false
+    /// Where the installed configuration lives.
+    static let defaultConfigPath = "/etc/shaked/shaked.yaml"
 
     func validate() throws {
-        guard rate.isFinite, rate >= 1, rate <= 10_000 else { throw ValidationError("--rate must be 1...10000 Hz") }
+        if let rate {
+            guard rate.isFinite, rate >= 1, rate <= 10_000 else { throw ValidationError("--rate must be 1...10000 Hz") }
+        }
         guard speed.isFinite, speed >= 0 else { throw ValidationError("--speed must be 0 or more") }
-        guard SourceSpec(parsing: source) != nil else {
+        if let source, SourceSpec(parsing: source) == nil {
             throw ValidationError("--source must be iio, iio:URI or replay:FILE, not '\(source)'")
         }
-        guard LogLevelName.parse(logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
-        guard let mode = UInt32(socketMode, radix: 8), mode <= 0o777 else {
-            throw ValidationError("--socket-mode must be an octal mode such as 0660, not '\(socketMode)'")
+        if let logLevel, LogLevelName.parse(logLevel) == nil {
+            throw ValidationError("unknown --log-level '\(logLevel)'")
         }
-        _ = mode
+        if let socketMode {
+            guard let mode = UInt32(socketMode, radix: 8), mode <= 0o777 else {
+                throw ValidationError("--socket-mode must be an octal mode such as 0660, not '\(socketMode)'")
+            }
+        }
         if noSocket, socket != nil { throw ValidationError("--socket and --no-socket contradict each other") }
-        if let socketGroup, getgrnam(socketGroup) == nil {
+        if let socketGroup, AccountResolver.system.resolve(.group(.name(socketGroup))) == nil {
             throw ValidationError("--socket-group: no group named '\(socketGroup)'")
         }
+        if let adminGroup, AccountResolver.system.resolve(.group(.name(adminGroup))) == nil {
+            throw ValidationError("--admin-group: no group named '\(adminGroup)'")
+        }
+        if file != nil, !checkConfig { throw ValidationError("a FILE argument goes with --check-config only") }
     }
 
     func run() throws {
+        if checkConfig { throw ExitCode(checkConfiguration()) }
         let status = try build().run()
         if status != 0 { throw ExitCode(status) }
     }

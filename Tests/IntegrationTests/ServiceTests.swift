@@ -1,0 +1,238 @@
+import Foundation
+import ShakeTestSupport
+import Testing
+
+/// The daemon as a systemd service: configuration, reload, the notify protocol, the journal.
+@Suite(.serialized)
+struct ServiceTests {
+    let trace = Fixtures.path("shake-horizontal-100hz.csv")
+
+    func write(_ text: String, to path: String) throws {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts shaked through a shell that sets `environment` and writes the daemon's pid.
+    func start(_ arguments: [String], environment: [String] = [], directory: String) throws -> DaemonProcess {
+        let pidFile = "\(directory)/daemon.pid"
+        let quoted = ([Harness.product("shaked")] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        let exports = environment.joined(separator: " ")
+        return try DaemonProcess(
+            ["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec env \(exports) \(quoted)"], pidFile: pidFile)
+    }
+
+    // MARK: - Configuration
+
+    @Test func checkConfigValidatesAndReportsTheSettingsInForce() throws {
+        let directory = try Harness.scratch("check")
+        let good = "\(directory)/good.yaml"
+        try write("detector:\n  threshold: 14\nclients:\n  max_clients: 8\n", to: good)
+        let result = try Command.run("shaked", ["--check-config", good, "--sensitivity", "hard"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\(good): valid"))
+        // The command line's preset, with the file's parameter over it.
+        #expect(result.stdout.contains("detector: hard with threshold 14"))
+        #expect(result.stdout.contains("at most 8"))
+        let shipped = try Command.run(
+            "shaked", ["--check-config", Fixtures.repository.appendingPathComponent("config/shaked.yaml").path])
+        #expect(shipped.status == 0, "\(shipped.stderr)")
+    }
+
+    @Test(arguments: [
+        ("sensor:\n  rate: -5\n", "sensor.rate: -5.0 is out of range"),
+        ("detector:\n  threshold: soft\n", "detector.threshold: expected a number, found 'soft'"),
+        ("socket:\n  mode: rw-rw-rw-\n", "socket.mode: expected an octal mode"),
+        ("clients:\n  max_clients: 100000\n", "clients.max_clients: 100000 is out of range; allowed: 1...65536"),
+        ("access:\n  samples: [group:no-such-group-here]\n", "access.samples: no group named 'no-such-group-here'"),
+        ("logging:\n  level: chatty\n", "logging.level: 'chatty' is not a level"),
+        ("detektor:\n  threshold: 12\n", "detektor: unknown section"),
+        ("sensor:\n  always_on: 2\n", "sensor.always_on: expected true or false"),
+    ])
+    func aBadFileIsRefusedNamingTheKey(text: String, message: String) throws {
+        let directory = try Harness.scratch("bad")
+        let file = "\(directory)/bad.yaml"
+        try write(text, to: file)
+        let checked = try Command.run("shaked", ["--check-config", file])
+        #expect(checked.status == 64)
+        #expect(checked.stderr.contains("\(file):") && checked.stderr.contains(message), "\(checked.stderr)")
+        // At start: refuses to start, saying the same.
+        let started = try Command.run(
+            "/usr/bin/timeout",
+            ["10", Harness.product("shaked"), "--config", file, "--source", "replay:\(trace)", "--no-socket"])
+        #expect(started.status == 64)
+        #expect(started.stderr.contains("refusing to start") && started.stderr.contains(message), "\(started.stderr)")
+    }
+
+    @Test func theFileSetsWhatTheCommandLineDoesNotAndLosesToIt() throws {
+        let directory = try Harness.scratch("override")
+        let file = "\(directory)/shaked.yaml"
+        let socket = "\(directory)/from-file.sock"
+        try write(
+            "sensor:\n  source: replay:\(trace)\nsocket:\n  path: \(socket)\n  mode: \"0600\"\nlogging:\n  level: debug\n",
+            to: file)
+        let daemon = try start(["--config", file, "--loop", "--log-level", "info"], directory: directory)
+        defer { _ = daemon.stop() }
+        let listening = daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
+        #expect(listening, "\(daemon.stderr)")
+        var info = stat()
+        #expect(stat(socket, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        // --log-level info beats the file's debug: no debug lines.
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(daemon.stderr.contains("replaying"))
+        #expect(!daemon.stderr.contains("debug"), "\(daemon.stderr)")
+    }
+
+    // MARK: - Reload
+
+    @Test func sighupAppliesANewFileAndRejectsABadOneKeepingSubscribersAndSettings() throws {
+        let directory = try Harness.scratch("reload")
+        let file = "\(directory)/shaked.yaml"
+        let socket = "\(directory)/shaked.sock"
+        try write("detector:\n  sensitivity: medium\n", to: file)
+        let daemon = try start(
+            ["--config", file, "--source", "replay:\(trace)", "--loop", "--speed", "3", "--socket", socket],
+            directory: directory)
+        defer { _ = daemon.stop() }
+        #expect(daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) })
+        let listener = try DaemonProcess(
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--phases", "ended"],
+            pidFile: "\(directory)/none")
+        defer { _ = listener.stop() }
+        func ended() -> Int { listener.stdout.components(separatedBy: #""phase":"ended""#).count - 1 }
+        #expect(listener.wait(timeout: 10) { _ in ended() >= 1 }, "\(daemon.stderr)")
+
+        // A threshold no hand reaches: after the reload, shakes stop ending.
+        try write("detector:\n  sensitivity: medium\n  threshold: 200\n", to: file)
+        kill(daemon.daemonPID ?? 0, SIGHUP)
+        #expect(daemon.wait(timeout: 5) { $0.stderr.contains("configuration reloaded") }, "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("changed=detector") || daemon.stderr.contains("changed: detector"))
+        Thread.sleep(forTimeInterval: 1.5)  // A shake in progress at the reload may still end.
+        let before = ended()
+        Thread.sleep(forTimeInterval: 3)  // More than two passes of the trace.
+        #expect(ended() == before, "events after raising the threshold: \(listener.stdout)")
+
+        // A file that does not validate changes nothing, and says so.
+        try write("detector:\n  threshold: banana\n", to: file)
+        kill(daemon.daemonPID ?? 0, SIGHUP)
+        #expect(daemon.wait(timeout: 5) { $0.stderr.contains("configuration rejected") }, "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("detector.threshold: expected a number"))
+        Thread.sleep(forTimeInterval: 3)
+        #expect(ended() == before, "the rejected file must not have changed the settings")
+        let status = try Harness.shakectl(["status", "--socket", socket, "--json"])
+        #expect(
+            status.contains(#""config_reloads":1"#) && status.contains(#""config_reloads_rejected":1"#), "\(status)")
+
+        // Back to the defaults: the same subscriber, never disconnected, sees shakes end again.
+        try write("", to: file)
+        kill(daemon.daemonPID ?? 0, SIGHUP)
+        #expect(listener.wait(timeout: 10) { _ in ended() > before }, "\(daemon.stderr)")
+        #expect(listener.stderr.components(separatedBy: "connected").count - 1 == 1, "\(listener.stderr)")
+    }
+
+    // MARK: - systemd's notify protocol
+
+    @Test func notifyReadyWatchdogReloadingAndStopping() throws {
+        let directory = try Harness.scratch("notify")
+        let manager = try DatagramSocket(path: "\(directory)/notify.sock")
+        let daemon = try start(
+            ["--source", "replay:\(trace)", "--loop", "--socket", "\(directory)/shaked.sock"],
+            environment: ["NOTIFY_SOCKET=\(manager.path)", "WATCHDOG_USEC=300000"], directory: directory)
+        defer { _ = daemon.stop() }
+        var messages: [Data] = []
+        func texts(_ messages: [Data]) -> [String] { messages.map { String(decoding: $0, as: UTF8.self) } }
+        func count(_ prefix: String, _ messages: [Data]) -> Int {
+            texts(messages).filter { $0.hasPrefix(prefix) }.count
+        }
+
+        #expect(manager.collect(timeout: 10, into: &messages) { count("READY=1", $0) == 1 }, "\(daemon.stderr)")
+        // Pings every 150 ms (half of WATCHDOG_USEC): several within a second.
+        let pingsBefore = count("WATCHDOG=1", messages)
+        #expect(manager.collect(timeout: 5, into: &messages) { count("WATCHDOG=1", $0) >= pingsBefore + 4 })
+
+        kill(daemon.daemonPID ?? 0, SIGHUP)
+        #expect(manager.collect(timeout: 5, into: &messages) { count("READY=1", $0) == 2 })
+        let sequence = texts(messages).filter { !$0.hasPrefix("WATCHDOG=1") && !$0.hasPrefix("STATUS=") }
+        #expect(sequence.count >= 3)
+        #expect(sequence.suffix(2).first?.hasPrefix("RELOADING=1\nMONOTONIC_USEC=") == true, "\(sequence)")
+
+        #expect(daemon.stop(signal: SIGTERM) == 0)
+        _ = manager.collect(timeout: 2, into: &messages) { count("STOPPING=1", $0) >= 1 }
+        #expect(count("STOPPING=1", messages) >= 1, "\(texts(messages))")
+    }
+
+    // MARK: - The journal
+
+    /// Runs only where no journal is running (as in a container) and the test may create its socket.
+    static var canFakeTheJournal: Bool {
+        getuid() == 0 && !FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")
+    }
+
+    @Test(.enabled(if: canFakeTheJournal))
+    func underSystemdEventsAndRefusalsGoToTheJournalWithFields() throws {
+        let directory = try Harness.scratch("journal")
+        try FileManager.default.createDirectory(atPath: "/run/systemd/journal", withIntermediateDirectories: true)
+        let journal = try DatagramSocket(path: "/run/systemd/journal/socket")
+        let socket = "\(directory)/shaked.sock"
+        // JOURNAL_STREAM names the daemon's own standard error, as systemd would.
+        let pidFile = "\(directory)/daemon.pid"
+        let command = [
+            Harness.product("shaked"), "--source", "replay:\(trace)", "--loop", "--speed", "3", "--socket", socket,
+        ]
+        .map { "'\($0)'" }.joined(separator: " ")
+        let daemon = try DaemonProcess(
+            [
+                "/bin/sh", "-c",
+                "echo $$ > '\(pidFile)'; export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/$$/fd/2); exec \(command)",
+            ], pidFile: pidFile)
+        defer { _ = daemon.stop() }
+        #expect(daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) })
+        let listener = try DaemonProcess(
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--json"], pidFile: "\(directory)/none")
+        defer { _ = listener.stop() }
+        var messages: [Data] = []
+        func entries(_ messages: [Data]) -> [[String: String]] {
+            messages.map { message in
+                var fields: [String: String] = [:]
+                for line in String(decoding: message, as: UTF8.self).split(separator: "\n") {
+                    guard let equals = line.firstIndex(of: "=") else { continue }
+                    fields[String(line[..<equals])] = String(line[line.index(after: equals)...])
+                }
+                return fields
+            }
+        }
+        let sawEnded = journal.collect(timeout: 15, into: &messages) { messages in
+            entries(messages).contains { $0["PHASE"] == "ended" }
+        }
+        #expect(sawEnded, "\(daemon.stderr)")
+        let ended = entries(messages).first { $0["PHASE"] == "ended" } ?? [:]
+        #expect(ended["MESSAGE"] == "shake ended")
+        #expect(ended["PRIORITY"] == "6")
+        #expect(ended["SYSLOG_IDENTIFIER"] == "shaked")
+        #expect(Int(ended["SEQ"] ?? "") ?? 0 > 0)
+        #expect(ended["SENSOR"] == trace)
+        #expect(ended["CODE_FILE"] != nil)
+        // Nothing went to standard error: it is the journal's, and the entries went there natively.
+        #expect(!daemon.stderr.contains("shake ended"))
+
+        // A refusal names the client.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
+            let script = """
+                import socket,sys
+                s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f=s.makefile('rw'); f.readline()
+                f.write('{"request":"samples"}\\n'); f.flush(); f.readline()
+                """
+            let refused = try Command.run(
+                "/usr/bin/setpriv",
+                ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket])
+            #expect(refused.status == 0, "\(refused.stderr)")
+            let sawRefusal = journal.collect(timeout: 5, into: &messages) { messages in
+                entries(messages).contains { $0["MESSAGE"] == "refused a request" }
+            }
+            #expect(sawRefusal)
+            let refusal = entries(messages).first { $0["MESSAGE"] == "refused a request" } ?? [:]
+            #expect(refusal["CLIENT_UID"] == "65534")
+            #expect(refusal["PRIORITY"] == "4")
+            #expect(refusal["REQUEST"] == "samples")
+            #expect(Int(refusal["CLIENT_PID"] ?? "") ?? 0 > 0)
+        }
+    }
+}
