@@ -6,6 +6,10 @@ public import ShakeDetection
 public import ShakeProtocol
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The socket server: accepts subscribers on a Unix stream socket and sends each of them every shake event as a
 /// JSON line (protocol v1, `docs/protocol.md`), answers their requests, and keeps subscribers from holding each
 /// other up.
@@ -75,6 +79,8 @@ public final class ShakeServer: @unchecked Sendable {
     private var ringStart = 0
     private var counters = ServerCounters()
     private var socketFile: String?
+    /// The most clients connected at once since they were last all gone.
+    private var peakClients = 0
     /// Numbers events in the order they are handed to the event loop, whichever thread publishes them.
     private let publishing = Mutex(0)
 
@@ -266,6 +272,7 @@ public final class ShakeServer: @unchecked Sendable {
             return
         }
         clients[ObjectIdentifier(client)] = client
+        peakClients = max(peakClients, clients.count)
         let status = hooks.status()
         client.reply(
             buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
@@ -275,6 +282,21 @@ public final class ShakeServer: @unchecked Sendable {
     func remove(_ client: Client) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         listenersChanged()
+        if clients.isEmpty, peakClients >= 64 {
+            // Many clients came and went: hand the memory their buffers took back to the system.
+            peakClients = 0
+            Self.releaseFreeMemory()
+        }
+    }
+
+    /// glibc's `malloc_trim(0)`, looked up at run time (Swift's Glibc module leaves out malloc.h).
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
+
+    private static func releaseFreeMemory() {
+        _ = mallocTrim?(0)
     }
 
     private func listenersChanged() {

@@ -106,6 +106,7 @@ final class Daemon: Sendable {
     /// - Returns: the exit status.
     func run() -> Int32 {
         installSignalHandlers()
+        raiseDescriptorLimit(for: started.clients.maxClients)
         let server = startServer()
         if runOptions.listener != nil && server == nil { return 1 }
         startWatchdog(server)
@@ -182,6 +183,24 @@ final class Daemon: Sendable {
         } catch {
             logger.critical("cannot listen: \(error)")
             return nil
+        }
+    }
+
+    /// Raises the soft limit on open descriptors so that the most clients allowed fit (a service starts with
+    /// 1,024), as far as the hard limit lets it.
+    private func raiseDescriptorLimit(for clients: Int) {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(clients + 64)
+        guard limit.rlim_cur < wanted else { return }
+        let previous = limit.rlim_cur
+        limit.rlim_cur = min(wanted, limit.rlim_max)
+        if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) != 0 || limit.rlim_cur < wanted {
+            logger.warning(
+                "the descriptor limit allows fewer clients than clients.max_clients",
+                metadata: ["limit": "\(limit.rlim_cur)", "max_clients": "\(clients)"])
+        } else {
+            logger.debug("raised the descriptor limit", metadata: ["from": "\(previous)", "to": "\(limit.rlim_cur)"])
         }
     }
 
