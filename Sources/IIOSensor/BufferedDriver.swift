@@ -14,7 +14,13 @@ public final class BufferedDriver: SensorDriver {
     private var decoder: ScanDecoder
     private var clock: SampleClock
     private let monotonic: @Sendable () -> Double
+    private let logger: Logger
     private var lastData: Double
+    /// The timestamp of the last scan, to notice the sensor's clock jumping.
+    private var lastTimestamp: Int64?
+    /// Seconds between two scans' timestamps past which the clock counts as having jumped ahead.
+    private let jumpLimit: Double
+    private var lastJumpWarning = -Double.infinity
     public let summary: String
 
     /// Starts the buffer: sets the trigger (or none), enables the accel and timestamp elements, and sets the
@@ -26,6 +32,8 @@ public final class BufferedDriver: SensorDriver {
     ) throws(SensorFailure) {
         self.accelerometer = accelerometer
         self.monotonic = monotonic
+        self.logger = logger
+        jumpLimit = rate > 0 ? max(1, 5 / rate) : 1
         var details: [String] = []
         if let trigger = accelerometer.triggerID {
             do {
@@ -111,14 +119,36 @@ public final class BufferedDriver: SensorDriver {
         let scaling = accelerometer.scaling
         if scans.allSatisfy({ $0.timestamp != nil }) {
             return scans.map { scan in
-                Sample(
-                    time: Double(scan.timestamp!) / 1e9, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
+                let timestamp = scan.timestamp!
+                if let lastTimestamp { noteClockJump(from: lastTimestamp, to: timestamp, at: arrival) }
+                lastTimestamp = timestamp
+                return Sample(
+                    time: Double(timestamp) / 1e9, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
             }
         }
         let times = clock.times(count: scans.count, arrival: arrival)
         return zip(scans, times).map { scan, time in
             Sample(time: time, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
         }
+    }
+
+    /// Logs the sensor's clock going back, or leaping ahead, between two scans (a suspend and resume, or the
+    /// clock being set): the detector sees a break in the stream there, and the log says why. A warning at most
+    /// every ten seconds, the rest at debug level, so that a sensor whose clock misbehaves does not flood it.
+    private func noteClockJump(from previous: Int64, to current: Int64, at now: Double) {
+        let seconds = (Double(current) - Double(previous)) / 1e9
+        guard seconds < 0 || seconds > jumpLimit else { return }
+        let magnitude = abs(seconds)
+        let size = SamplingFrequency.format(
+            magnitude >= 1 ? (magnitude * 10).rounded() / 10 : (magnitude * 1000).rounded() / 1000)
+        let level: Logger.Level = now - lastJumpWarning >= 10 ? .warning : .debug
+        if level == .warning { lastJumpWarning = now }
+        logger.log(
+            level: level,
+            seconds < 0
+                ? "the timestamps of \(accelerometer.id) went back \(size) s between two scans (a clock step)"
+                : "the timestamps of \(accelerometer.id) jumped ahead \(size) s between two scans (a suspend and resume, a clock step or lost data)"
+        )
     }
 
     public func stop() {

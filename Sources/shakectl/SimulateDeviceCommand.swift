@@ -20,6 +20,16 @@ struct SimulateDeviceCommand: ParsableCommand {
             (the exact command is printed). The sensor reads the trace's device-frame values; with the rotated \
             shape they are stored on the sensor's axes and the mount matrix turns them back.
 
+            Like a real part, the sensor clips at its range: a value beyond what the shape's scan type holds \
+            (s16: -32768...32767 counts, s12: -2048...2047, u16: 0...65535, times the scale) reads as full \
+            scale, in the buffer and in the _raw attributes alike.
+
+            --clock-jump AT:SECONDS moves the sensor's clock, as a suspend and resume or a clock step does: the \
+            scans after trace time AT report timestamps SECONDS later (earlier when negative), while the \
+            script still plays them at the trace's pace. Repeat it for several jumps; they add up. For example \
+            --clock-jump 2.1:300 jumps five minutes ahead at 2.1 s, --clock-jump 2.1:-60 a minute back. Only \
+            the shapes with timestamps accept it.
+
             Shapes:
               buffered       trigger <name>-dev0, timestamps, le:s16/16>>0, shared scale
               no-trigger     buffered without a trigger, with timestamps
@@ -67,11 +77,40 @@ struct SimulateDeviceCommand: ParsableCommand {
     @Option(help: "The device's name attribute.")
     var name = "fake-accel"
 
+    @Option(
+        name: .customLong("clock-jump"),
+        help: ArgumentHelp(
+            "Scans after trace time AT report timestamps SECONDS later (negative: earlier); repeatable.",
+            valueName: "AT:SECONDS"))
+    var clockJumps: [ClockJump] = []
+
+    /// A step of the sensor's clock: the scans after trace time `at` report timestamps shifted by `seconds`.
+    struct ClockJump: ExpressibleByArgument, Hashable {
+        var at: Double
+        var seconds: Double
+
+        init(at: Double, seconds: Double) {
+            self.at = at
+            self.seconds = seconds
+        }
+
+        init?(argument: String) {
+            let parts = argument.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let at = Double(parts[0]), let seconds = Double(parts[1]), at.isFinite,
+                seconds.isFinite, abs(seconds) < 1e9
+            else { return nil }
+            self.init(at: at, seconds: seconds)
+        }
+    }
+
     func validate() throws {
         guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be more than 0") }
         guard (1...1000).contains(batch) else { throw ValidationError("--batch must be 1...1000") }
         guard !name.isEmpty, !name.contains(where: { $0 == "\n" || $0 == "\\" || $0 == " " }) else {
             throw ValidationError("--name must be one word")
+        }
+        if !clockJumps.isEmpty, shape == .polled || shape == .noTimestamp {
+            throw ValidationError("--clock-jump needs a shape with timestamps (not \(shape.rawValue))")
         }
     }
 
@@ -105,10 +144,13 @@ struct SimulateDeviceCommand: ParsableCommand {
             var display = SimulatedAccelerometer(number: 1, name: name, shape: .buffered)
             display.label = "accel-display"
             display.samples = samples
+            base.clockJumps = clockJumps
+            display.clockJumps = clockJumps
             devices = [base, display]
         default:
             var device = SimulatedAccelerometer(number: 0, name: name, shape: shape)
             device.samples = samples
+            device.clockJumps = clockJumps
             devices = [device]
         }
 
@@ -150,6 +192,8 @@ struct SimulatedAccelerometer {
     let shape: SimulateDeviceCommand.Shape
     var label: String?
     var samples: [Sample] = []
+    /// Steps of the sensor's clock: they shift the timestamps of the scans after them, not the script's pace.
+    var clockJumps: [SimulateDeviceCommand.ClockJump] = []
 
     init(number: Int, name: String, shape: SimulateDeviceCommand.Shape) {
         self.number = number
@@ -167,14 +211,28 @@ struct SimulatedAccelerometer {
 
         var text: String { "\(bigEndian ? "be" : "le"):\(signed ? "s" : "u")\(bits)/\(storage)>>\(shift)" }
 
+        /// The counts the element can hold: its real bits, not its storage (a 12-bit sample in 16-bit storage
+        /// reads -2048...2047). A 64-bit unsigned type is limited to the positive 63 bits.
+        var range: ClosedRange<Int64> {
+            if signed {
+                return bits >= 64 ? Int64.min...Int64.max : -(1 << Int64(bits - 1))...((1 << Int64(bits - 1)) - 1)
+            }
+            return bits >= 63 ? 0...Int64.max : 0...((1 << Int64(bits)) - 1)
+        }
+
+        /// The whole number of counts nearest `value`, clipped to ``range`` as a sensor clips at full scale
+        /// (infinities read as full scale; NaN, which no sensor reports, as 0).
+        func clip(_ value: Double) -> Int64 {
+            guard !value.isNaN else { return min(max(0, range.lowerBound), range.upperBound) }
+            // Compare as Doubles first: converting a value beyond Int64 would trap.
+            if value <= Double(range.lowerBound) { return range.lowerBound }
+            if value >= Double(range.upperBound) { return range.upperBound }
+            return min(max(Int64(value.rounded()), range.lowerBound), range.upperBound)
+        }
+
         /// The stored bytes of a value (clamped to the type's range).
         func encode(_ value: Int64) -> [UInt8] {
-            var clamped = value
-            if bits < 63 {
-                let low: Int64 = signed ? -(1 << Int64(bits - 1)) : 0
-                let high: Int64 = signed ? (1 << Int64(bits - 1)) - 1 : (1 << Int64(bits)) - 1
-                clamped = min(max(value, low), high)
-            }
+            let clamped = min(max(value, range.lowerBound), range.upperBound)
             var word = UInt64(bitPattern: clamped)
             if bits < 64 { word &= (1 << UInt64(bits)) - 1 }
             word <<= UInt64(shift)
@@ -223,7 +281,8 @@ struct SimulatedAccelerometer {
     }
     var isRotated: Bool { shape == .rotated || shape == .udevRotated }
 
-    /// The raw counts the sensor reports for a device-frame reading.
+    /// The raw counts the sensor reports for a device-frame reading, clipped to what its scan type holds (the
+    /// `_raw` attributes of a real part clip at the same full scale as its buffer).
     func raw(_ acceleration: Vector3) -> [Int64] {
         var sensor = [acceleration.x, acceleration.y, acceleration.z]
         if isRotated {
@@ -231,10 +290,16 @@ struct SimulatedAccelerometer {
             let m = Self.rotation
             sensor = (0..<3).map { column in (0..<3).reduce(0) { $0 + m[$1][column] * sensor[$1] } }
         }
+        let type = elementType
         return (0..<3).map { axis in
-            let value = sensor[axis] / scales[axis] - offset
-            return value.isFinite ? Int64(value.rounded()) : 0
+            type.clip(sensor[axis] / scales[axis] - offset)
         }
+    }
+
+    /// The time the sensor's clock reports for a sample at trace time `time`: the trace's time, moved by the
+    /// clock jumps before it.
+    func timestamp(at time: Double) -> Double {
+        clockJumps.reduce(time) { $0 + (time > $1.at ? $1.seconds : 0) }
     }
 
     /// The device's sysfs attributes, in the umockdev format (each `A:` value ends in `\n`).
@@ -311,8 +376,8 @@ struct SimulatedAccelerometer {
         }
         if hasTimestamp {
             while bytes.count % 8 != 0 { bytes.append(0) }
-            let nanoseconds = Int64((sample.time * 1e9).rounded())
-            bytes += ElementType(bits: 64, storage: 64).encode(nanoseconds)
+            let nanoseconds = ElementType(bits: 64, storage: 64)
+            bytes += nanoseconds.encode(nanoseconds.clip(timestamp(at: sample.time) * 1e9))
         } else {
             let size = type.storage / 8
             while bytes.count % size != 0 { bytes.append(0) }
