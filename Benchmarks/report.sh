@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `make bench`: every performance figure in one table. Runs the ordo-one benchmarks (detector throughput, event
+# latency to 1, 100 and 1,000 subscribers) and the daemon's cost on a simulated 100 Hz sensor with 10
+# subscribers and with none (Benchmarks/daemon-cost.sh), then prints them against their targets.
+# Usage: Benchmarks/report.sh [DAEMON_SECONDS=60]   (release builds; run from the repository).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+swift=${SWIFT:-swift}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "bench: building and running the benchmarks (release)..." >&2
+(cd Benchmarks && "$swift" package --disable-sandbox benchmark --no-progress --format influx --path "$work" \
+  >"$work/benchmark.log" 2>&1) || { cat "$work/benchmark.log" >&2; exit 1; }
+echo "bench: measuring the daemon for ${seconds} s..." >&2
+Benchmarks/daemon-cost.sh "$seconds" 10 >"$work/daemon.txt" 2>"$work/daemon.err" || { cat "$work/daemon.err" >&2; exit 1; }
+
+python3 - "$work" <<'PY'
+import csv, glob, re, sys
+work = sys.argv[1]
+rows = {}
+for path in glob.glob(f"{work}/*.csv"):
+    with open(path) as f:
+        lines = [l for l in f if not l.startswith("#")]
+    for row in csv.DictReader(lines):
+        rows[(row["test"], row["metric"], float(row["percentile"]))] = (float(row["value"]), row["unit"])
+
+def value(test, metric, percentile):
+    for (t, m, p), (v, unit) in rows.items():
+        if t == test and m.lower().startswith(metric) and p == percentile:
+            return v, unit
+    return None, None
+
+def microseconds(v, unit):
+    scale = {"ns": 1e-3, "μs": 1, "us": 1, "ms": 1e3, "s": 1e6}.get(unit, 1)
+    return v * scale
+
+table = []
+v, unit = value("ShakeDetector.process", "throughput", 50.0)
+if v is not None:
+    table.append(("Detector throughput (p50, one core)", f"{v:,.0f} M samples/s" if unit in ("M", "# (M)") else f"{v:,.0f} {unit}", ">= 50 M samples/s"))
+for n in (1, 100, 1000):
+    for kind in ("socket", "ShakeClient"):
+        test = f"event to {n} subscribers ({kind})"
+        p50, u = value(test, "time (wall clock)", 50.0)
+        p99, _ = value(test, "time (wall clock)", 99.0)
+        if p50 is None:
+            continue
+        aim = "p99 < 2 ms" if n == 1000 and kind == "socket" else ""
+        table.append((f"Event latency to {n:,} subscribers ({kind}) p50 / p99",
+                      f"{microseconds(p50, u) / 1000:.2f} / {microseconds(p99, u) / 1000:.2f} ms", aim))
+daemon = open(f"{work}/daemon.txt").read()
+m = re.search(r"([\d.]+) CPU s per minute \(([\d.]+)% of a core\), ([\d.]+) wake-ups/s, RSS ([\d.]+) MB", daemon)
+if m:
+    table.append(("Daemon, 100 Hz capture, 10 subscribers: CPU", f"{m.group(2)}% of a core ({m.group(1)} s/min)", "< 0.2%"))
+    table.append(("Daemon, 100 Hz capture, 10 subscribers: wake-ups", f"{m.group(3)} /s", ""))
+    table.append(("Daemon, 100 Hz capture, 10 subscribers: RSS", f"{m.group(4)} MB", "< 20 MB"))
+m = re.search(r"nobody listening: ([\d.]+) CPU s in 20 s", daemon)
+if m:
+    off = "capture off" if "capture is off" in daemon else "capture ON"
+    table.append(("Daemon, no subscribers", f"{off}, {m.group(1)} CPU s in 20 s", "capture off, ~0 CPU"))
+if not table:
+    sys.exit("bench: no results found")
+width = [max(len(r[i]) for r in table + [("Figure", "Measured", "Target")]) for i in range(3)]
+def line(r): print("| " + " | ".join(c.ljust(w) for c, w in zip(r, width)) + " |")
+line(("Figure", "Measured", "Target"))
+print("|" + "|".join("-" * (w + 2) for w in width) + "|")
+for r in table: line(r)
+PY
