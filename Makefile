@@ -7,7 +7,7 @@ BUILD := .build/debug
 RELEASE := .build/release
 DEV_DATA ?= ../shared/data/dev
 
-.PHONY: all deps build release test demo fixtures bench bench-daemon eval lint format clean
+.PHONY: all deps build release test demo fixtures bench bench-details bench-daemon eval lint format clean
 
 all: build
 
@@ -34,8 +34,13 @@ demo: build
 fixtures: build
 	Tests/Fixtures/generate.sh
 
-# Detector throughput and event latency to 1, 100 and 1,000 subscribers (ordo-one/benchmark, release build).
-bench: deps
+# Every performance figure in one table: detector throughput, event latency to 1, 100 and 1,000 subscribers
+# (ordo-one/benchmark), and the daemon's CPU, wake-ups and memory at 100 Hz with 10 subscribers and with none.
+bench: release
+	SWIFT=$(SWIFT) Benchmarks/report.sh 60
+
+# The ordo-one benchmarks alone, with their full statistics.
+bench-details: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress
 
 # The daemon's CPU, wake-ups and memory while capturing at 100 Hz on a simulated sensor, and while idle.
@@ -56,3 +61,35 @@ format:
 
 clean:
 	rm -rf .build Benchmarks/.build
+
+# make install / make uninstall (docs/install.md): the binaries, the systemd units, the udev rule, the system
+# user, the configuration, man pages and shell completions. DESTDIR stages everything in a folder.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+DESTDIR ?=
+# The folder `make install` builds in (swift build --scratch-path; .build, as `make release`), and the binaries
+# install-files installs: install-files alone installs binaries already built.
+BUILD_ROOT ?= .build
+BINDIR_BUILD ?= $(BUILD_ROOT)/release
+# The installed binaries carry the Swift runtime: they keep working when the toolchain changes or goes away.
+INSTALL_SWIFT_FLAGS ?= --static-swift-stdlib
+# Where install-files writes the man pages and completions it generates from those binaries.
+GENERATED_DIR ?= $(BUILD_ROOT)/install-files
+# swift-argument-parser's generate-manual tool; when empty, it is built in MANUAL_SCRATCH.
+GENERATE_MANUAL ?=
+MANUAL_SCRATCH ?= $(BUILD_ROOT)
+INSTALL_VARIABLES = PREFIX="$(PREFIX)" SYSCONFDIR="$(SYSCONFDIR)" DESTDIR="$(DESTDIR)" \
+	BINDIR_BUILD="$(BINDIR_BUILD)" GENERATED_DIR="$(GENERATED_DIR)" GENERATE_MANUAL="$(GENERATE_MANUAL)" \
+	MANUAL_SCRATCH="$(MANUAL_SCRATCH)" SWIFT="$(SWIFT)"
+
+.PHONY: install install-files uninstall
+
+install: deps
+	$(SWIFT) build -c release --scratch-path $(BUILD_ROOT) $(INSTALL_SWIFT_FLAGS)
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
+	@$(INSTALL_VARIABLES) scripts/install.sh install
+
+uninstall:
+	@$(INSTALL_VARIABLES) scripts/install.sh uninstall

@@ -1,0 +1,238 @@
+import Foundation
+import ShakeTestSupport
+import Testing
+
+/// `make install-files` and `make uninstall` into a temporary DESTDIR, with the binaries of this test run: where
+/// every file lands, the units as systemd reads them, the service's sandbox as `systemd-analyze security` rates
+/// it, a locally changed configuration surviving, and an uninstall that leaves nothing behind.
+@Suite(.serialized, .enabled(if: InstallHarness.isAvailable, "systemd-analyze, make or unshare is not installed"))
+struct SystemdUnitTests {
+    /// Every file `make install-files` puts under DESTDIR with the default PREFIX and SYSCONFDIR.
+    static let installedFiles = [
+        "etc/shaked/shaked.yaml",
+        "usr/local/bin/shakectl",
+        "usr/local/lib/systemd/system/shaked.service",
+        "usr/local/lib/systemd/system/shaked.socket",
+        "usr/local/lib/sysusers.d/shaked.conf",
+        "usr/local/lib/tmpfiles.d/shaked.conf",
+        "usr/local/lib/udev/rules.d/60-shaked.rules",
+        "usr/local/sbin/shaked",
+        "usr/local/share/bash-completion/completions/shakectl",
+        "usr/local/share/fish/vendor_completions.d/shakectl.fish",
+        "usr/local/share/man/man1/shakectl.1",
+        "usr/local/share/man/man8/shaked.8",
+        "usr/local/share/zsh/site-functions/_shakectl",
+    ]
+
+    @Test func installPutsEveryFileInPlaceWithThePathsFilledIn() throws {
+        let destination = try InstallHarness.install(name: "layout")
+        defer { InstallHarness.remove(destination) }
+        #expect(try InstallHarness.files(under: destination) == Self.installedFiles)
+
+        for binary in ["usr/local/bin/shakectl", "usr/local/sbin/shaked"] {
+            #expect(FileManager.default.isExecutableFile(atPath: "\(destination)/\(binary)"), "\(binary)")
+            let help = try Command.run("\(destination)/\(binary)", ["--help"])
+            #expect(help.status == 0, "\(binary) --help: \(help.stderr)")
+        }
+
+        let service = try InstallHarness.read(destination, "usr/local/lib/systemd/system/shaked.service")
+        #expect(service.contains("\nExecStart=/usr/local/sbin/shaked --config /etc/shaked/shaked.yaml\n"))
+        #expect(service.contains("\nUser=shaked\n"))
+        #expect(service.firstMatch(of: /@[A-Z_]+@/) == nil, "a placeholder was left in shaked.service")
+        let socket = try InstallHarness.read(destination, "usr/local/lib/systemd/system/shaked.socket")
+        #expect(socket.contains("\nListenStream=/run/shaked/shaked.sock\n"))
+
+        let rule = try InstallHarness.read(destination, "usr/local/lib/udev/rules.d/60-shaked.rules")
+        #expect(rule.contains(#"TAG+="systemd", ENV{SYSTEMD_WANTS}+="shaked.service""#))
+        #expect(rule.contains(#"GROUP="shaked", MODE="0660""#))
+        let sysusers = try InstallHarness.read(destination, "usr/local/lib/sysusers.d/shaked.conf")
+        #expect(sysusers.contains("u     shaked "))
+        let tmpfiles = try InstallHarness.read(destination, "usr/local/lib/tmpfiles.d/shaked.conf")
+        #expect(tmpfiles.contains("d /run/shaked 0755 shaked shaked"))
+        #expect(service.contains("\nRuntimeDirectory=shaked\n") && service.contains("\nRuntimeDirectoryPreserve=yes\n"))
+
+        let shipped = try InstallHarness.shippedConfiguration()
+        #expect(try InstallHarness.read(destination, "etc/shaked/shaked.yaml") == shipped)
+
+        // Man pages rendered from the argument parser, each in its own section.
+        let daemonPage = try InstallHarness.read(destination, "usr/local/share/man/man8/shaked.8")
+        #expect(daemonPage.contains(".Dt SHAKED 8"))
+        #expect(daemonPage.contains("--config"))
+        let toolPage = try InstallHarness.read(destination, "usr/local/share/man/man1/shakectl.1")
+        #expect(toolPage.contains(".Dt SHAKECTL 1"))
+        #expect(toolPage.contains("listen"))
+
+        // Completion scripts, one per shell, that know the subcommands.
+        for (path, marker) in [
+            ("usr/local/share/bash-completion/completions/shakectl", "complete"),
+            ("usr/local/share/zsh/site-functions/_shakectl", "#compdef shakectl"),
+            ("usr/local/share/fish/vendor_completions.d/shakectl.fish", "complete -c 'shakectl'"),
+        ] {
+            let script = try InstallHarness.read(destination, path)
+            #expect(script.contains(marker), "\(path)")
+            #expect(script.contains("simulate-device"), "\(path)")
+        }
+    }
+
+    /// The installed units pass `systemd-analyze verify` as they are, with the installation's own paths: the
+    /// staged /usr/local is mounted over the real one in a private mount namespace, so that the binary named by
+    /// ExecStart= and the man pages named by Documentation= are where the units say.
+    @Test func theInstalledUnitsVerify() throws {
+        let destination = try InstallHarness.install(name: "verify")
+        defer { InstallHarness.remove(destination) }
+        let units = "/usr/local/lib/systemd/system"
+        let manual = InstallHarness.hasMan ? "--man=yes" : "--man=no"
+        let script = """
+            mount --bind "$1/usr/local" /usr/local && \
+            MANPATH=/usr/local/share/man:/usr/share/man \
+            systemd-analyze verify \(manual) \(units)/shaked.service \(units)/shaked.socket
+            """
+        var unshare = ["unshare", "--mount", "--propagation", "private"]
+        if getuid() != 0 { unshare.append("--map-root-user") }
+        let result = try Command.run("/usr/bin/env", unshare + ["/bin/sh", "-c", script, "sh", destination])
+        #expect(result.status == 0, "systemd-analyze verify: \(result.stdout)\(result.stderr)")
+        #expect(result.stderr.isEmpty, "systemd-analyze verify complained: \(result.stderr)")
+    }
+
+    @Test func theServiceSandboxIsRatedTwoOrLess() throws {
+        let destination = try InstallHarness.install(name: "security")
+        defer { InstallHarness.remove(destination) }
+        let result = try Command.run(
+            "/usr/bin/env",
+            ["systemd-analyze", "security", "--offline=true", "--no-pager", "--root=\(destination)", "shaked.service"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = result.stdout + result.stderr
+        let exposure = try #require(
+            InstallHarness.overallExposure(output), "no overall exposure in the output:\n\(output)")
+        #expect(exposure <= 2.0, "the sandbox is rated \(exposure):\n\(output)")
+    }
+
+    @Test func aChangedConfigurationSurvivesReinstallAndUninstall() throws {
+        let destination = try InstallHarness.install(name: "config")
+        defer { InstallHarness.remove(destination) }
+        let config = "\(destination)/etc/shaked/shaked.yaml"
+        let changed = try String(contentsOfFile: config, encoding: .utf8) + "logging:\n  level: debug\n"
+        try changed.write(toFile: config, atomically: true, encoding: .utf8)
+
+        let again = try InstallHarness.make("install-files", destination: destination)
+        #expect(try String(contentsOfFile: config, encoding: .utf8) == changed)
+        // The shipped file goes beside it, to compare with, and the output says so.
+        let shipped = try InstallHarness.shippedConfiguration()
+        #expect(try String(contentsOfFile: "\(config).default", encoding: .utf8) == shipped)
+        #expect(again.contains("shaked.yaml.default"))
+
+        try InstallHarness.make("uninstall", destination: destination)
+        #expect(try InstallHarness.files(under: destination) == ["etc/shaked/shaked.yaml"])
+        #expect(try String(contentsOfFile: config, encoding: .utf8) == changed)
+    }
+
+    @Test func uninstallRemovesEverythingInstallPutThere() throws {
+        let destination = try InstallHarness.install(name: "uninstall")
+        defer { InstallHarness.remove(destination) }
+        let output = try InstallHarness.make("uninstall", destination: destination)
+        #expect(try InstallHarness.files(under: destination) == [])
+        #expect(!FileManager.default.fileExists(atPath: "\(destination)/etc/shaked"))
+        for file in Self.installedFiles {
+            #expect(output.contains("\(destination)/\(file)"), "uninstall did not report \(file)")
+        }
+    }
+}
+
+/// Runs the Makefile's install targets for the tests.
+enum InstallHarness {
+    static let repository = Fixtures.repository
+
+    static func which(_ program: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") + ["/usr/bin", "/bin", "/usr/sbin", "/sbin"] {
+            let candidate = "\(directory)/\(program)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    static var isAvailable: Bool {
+        which("systemd-analyze") != nil && which("make") != nil && which("unshare") != nil
+    }
+
+    static var hasMan: Bool { which("man") != nil }
+
+    /// swift-argument-parser's generate-manual: the one this test run built beside its products, else one built
+    /// once in a scratch path of its own (the running `swift test` holds the lock on its own).
+    static let generateManual: Result<String, HarnessError> = {
+        let beside = Command.productsDirectory.appendingPathComponent("generate-manual").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return .success(beside) }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-generate-manual").path
+        do {
+            let swift = which("swift") ?? "/opt/swift/usr/bin/swift"
+            let build = try Command.run(
+                swift,
+                ["build", "--package-path", repository.path, "--scratch-path", scratch, "--product", "generate-manual"])
+            guard build.status == 0 else {
+                return .failure(HarnessError("building generate-manual: \(build.stdout)\(build.stderr)"))
+            }
+            let binPath = try Command.run(
+                swift, ["build", "--package-path", repository.path, "--scratch-path", scratch, "--show-bin-path"])
+            return .success(binPath.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/generate-manual")
+        } catch {
+            return .failure(HarnessError("building generate-manual: \(error)"))
+        }
+    }()
+
+    /// Runs `make TARGET` on the test run's own binaries into `destination`. - Returns: what it printed.
+    @discardableResult
+    static func make(_ target: String, destination: String) throws -> String {
+        let tool = try generateManual.get()
+        let result = try Command.run(
+            "/usr/bin/env",
+            [
+                "make", "--no-print-directory", "-C", repository.path, target, "DESTDIR=\(destination)",
+                "BINDIR_BUILD=\(Command.productsDirectory.path)", "GENERATED_DIR=\(destination)/../generated",
+                "GENERATE_MANUAL=\(tool)",
+            ])
+        guard result.status == 0 else {
+            throw HarnessError("make \(target) failed (\(result.status)): \(result.stdout)\(result.stderr)")
+        }
+        return result.stdout
+    }
+
+    /// A new DESTDIR with a fresh installation in it.
+    static func install(name: String) throws -> String {
+        let destination = try Harness.scratch("install-\(name)") + "/root"
+        try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
+        try make("install-files", destination: destination)
+        return destination
+    }
+
+    /// Removes a DESTDIR made by ``install(name:)``, with the generated files beside it.
+    static func remove(_ destination: String) {
+        try? FileManager.default.removeItem(atPath: (destination as NSString).deletingLastPathComponent)
+    }
+
+    static func shippedConfiguration() throws -> String {
+        try String(contentsOf: repository.appendingPathComponent("config/shaked.yaml"), encoding: .utf8)
+    }
+
+    static func read(_ destination: String, _ path: String) throws -> String {
+        try String(contentsOfFile: "\(destination)/\(path)", encoding: .utf8)
+    }
+
+    /// The files and symbolic links under `directory`, relative to it, sorted; folders are left out.
+    static func files(under directory: String) throws -> [String] {
+        guard let enumerator = FileManager.default.enumerator(atPath: directory) else { return [] }
+        var found: [String] = []
+        while let path = enumerator.nextObject() as? String {
+            let attributes = try FileManager.default.attributesOfItem(atPath: "\(directory)/\(path)")
+            if attributes[.type] as? FileAttributeType != .typeDirectory { found.append(path) }
+        }
+        return found.sorted()
+    }
+
+    /// The number in `→ Overall exposure level for shaked.service: 0.7 SAFE`.
+    static func overallExposure(_ output: String) -> Double? {
+        guard let line = output.split(separator: "\n").first(where: { $0.contains("Overall exposure level") }),
+            let value = line.split(separator: ":").last?.split(separator: " ").first
+        else { return nil }
+        return Double(value)
+    }
+}

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# make install-files / make uninstall: puts shaked's files in place, or takes them away again.
+#
+#   scripts/install.sh install     binaries, units, udev rule, sysusers.d file, configuration, man pages and
+#                                  completions, from binaries already built in BINDIR_BUILD
+#   scripts/install.sh uninstall   removes exactly those files again
+#
+# The Makefile passes its variables in the environment: PREFIX, SYSCONFDIR, DESTDIR, BINDIR_BUILD,
+# GENERATED_DIR, GENERATE_MANUAL, MANUAL_SCRATCH, SWIFT. docs/install.md is the guide for people.
+#
+# The configuration file is the one file an administrator edits, so it is never overwritten and is removed
+# only while it is exactly the shipped one. With DESTDIR empty and run as root, the script also tells
+# systemd-sysusers, udev and systemd about the change; each of those steps is skipped when the tool is
+# missing or the machine was not booted with systemd, and none of them can fail the installation.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+action=${1:-}
+PREFIX=${PREFIX:-/usr/local}
+SYSCONFDIR=${SYSCONFDIR:-/etc}
+DESTDIR=${DESTDIR:-}
+BINDIR_BUILD=${BINDIR_BUILD:-.build/release}
+GENERATED_DIR=${GENERATED_DIR:-.build/install-files}
+GENERATE_MANUAL=${GENERATE_MANUAL:-}
+MANUAL_SCRATCH=${MANUAL_SCRATCH:-.build}
+SWIFT=${SWIFT:-swift}
+
+bindir=$PREFIX/bin
+sbindir=$PREFIX/sbin
+unitdir=$PREFIX/lib/systemd/system
+udevrulesdir=$PREFIX/lib/udev/rules.d
+sysusersdir=$PREFIX/lib/sysusers.d
+tmpfilesdir=$PREFIX/lib/tmpfiles.d
+mandir=$PREFIX/share/man
+bashcompletiondir=$PREFIX/share/bash-completion/completions
+zshcompletiondir=$PREFIX/share/zsh/site-functions
+fishcompletiondir=$PREFIX/share/fish/vendor_completions.d
+confdir=$SYSCONFDIR/shaked
+config=$confdir/shaked.yaml
+shipped_config=config/shaked.yaml
+
+# Every file the installation owns, as "SOURCE MODE DESTINATION" (the configuration is handled apart).
+# SOURCE is relative to the repository, or to the generated folder for man pages and completions.
+manifest() {
+    cat <<EOF
+bin:shakectl 0755 $bindir/shakectl
+bin:shaked 0755 $sbindir/shaked
+unit:systemd/shaked.service 0644 $unitdir/shaked.service
+unit:systemd/shaked.socket 0644 $unitdir/shaked.socket
+file:udev/60-shaked.rules 0644 $udevrulesdir/60-shaked.rules
+file:systemd/shaked.sysusers 0644 $sysusersdir/shaked.conf
+file:systemd/shaked.tmpfiles 0644 $tmpfilesdir/shaked.conf
+generated:shaked.8 0644 $mandir/man8/shaked.8
+generated:shakectl.1 0644 $mandir/man1/shakectl.1
+generated:shakectl.bash 0644 $bashcompletiondir/shakectl
+generated:_shakectl 0644 $zshcompletiondir/_shakectl
+generated:shakectl.fish 0644 $fishcompletiondir/shakectl.fish
+EOF
+}
+
+say() { printf '  %-10s %s\n' "$1" "$2"; }
+
+# True when this run should tell the running system about the change.
+live_system() { [ -z "$DESTDIR" ] && [ "$(id -u)" -eq 0 ]; }
+
+# Man pages (from the argument parser) and completion scripts, generated from the binaries to be installed.
+generate() {
+    local shaked=$BINDIR_BUILD/shaked shakectl=$BINDIR_BUILD/shakectl
+    for binary in "$shaked" "$shakectl"; do
+        [ -x "$binary" ] || { echo "install: no $binary; build first (make install builds)" >&2; exit 1; }
+    done
+    mkdir -p "$GENERATED_DIR"
+    local tool=$GENERATE_MANUAL
+    if [ -z "$tool" ]; then
+        # swift-argument-parser's generate-manual: the tool its generate-manual plugin runs. Called directly,
+        # it renders each binary's own --experimental-dump-help, with the section each page belongs in.
+        echo "install: building swift-argument-parser's generate-manual (scratch path $MANUAL_SCRATCH)"
+        "$SWIFT" build --scratch-path "$MANUAL_SCRATCH" --product generate-manual >/dev/null
+        tool=$("$SWIFT" build --scratch-path "$MANUAL_SCRATCH" --show-bin-path)/generate-manual
+    fi
+    local date
+    if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+        date=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)
+    else
+        date=$(date -u +%Y-%m-%d)
+    fi
+    "$tool" "$shaked" --section 8 --date "$date" --output-directory "$GENERATED_DIR"
+    "$tool" "$shakectl" --section 1 --date "$date" --output-directory "$GENERATED_DIR"
+    "$shakectl" --generate-completion-script bash > "$GENERATED_DIR/shakectl.bash"
+    "$shakectl" --generate-completion-script zsh > "$GENERATED_DIR/_shakectl"
+    "$shakectl" --generate-completion-script fish > "$GENERATED_DIR/shakectl.fish"
+    say generated "man pages and completions in $GENERATED_DIR"
+}
+
+# Copies a unit, filling in the paths of this installation.
+substitute() {
+    sed -e "s|@SBINDIR@|$sbindir|g" -e "s|@BINDIR@|$bindir|g" -e "s|@SYSCONFDIR@|$SYSCONFDIR|g" "$1" > "$2"
+    if grep -q '@[A-Z_]*@' "$2"; then
+        echo "install: $1 has a placeholder that nothing fills in" >&2
+        exit 1
+    fi
+}
+
+install_files() {
+    generate
+    local kind_source mode destination kind source target
+    while read -r kind_source mode destination; do
+        kind=${kind_source%%:*}
+        source=${kind_source#*:}
+        target=$DESTDIR$destination
+        mkdir -p "$(dirname "$target")"
+        case $kind in
+            bin) install -m "$mode" "$BINDIR_BUILD/$source" "$target" ;;
+            generated) install -m "$mode" "$GENERATED_DIR/$source" "$target" ;;
+            file) install -m "$mode" "$source" "$target" ;;
+            unit)
+                substitute "$source" "$target.tmp"
+                chmod "$mode" "$target.tmp"
+                mv -f "$target.tmp" "$target"
+                ;;
+        esac
+        say installed "$target"
+    done < <(manifest)
+    install_config
+    if live_system; then activate; fi
+}
+
+install_config() {
+    local target=$DESTDIR$config
+    mkdir -p "$DESTDIR$confdir"
+    if [ ! -e "$target" ]; then
+        install -m 0644 "$shipped_config" "$target"
+        say installed "$target"
+    elif cmp -s "$shipped_config" "$target"; then
+        say unchanged "$target"
+    else
+        install -m 0644 "$shipped_config" "$target.default"
+        say kept "$target (changed locally; the shipped one is $target.default, to compare with)"
+    fi
+}
+
+# Tells the running system: the new user and group, the udev rule (applied to accelerometers already
+# present), and the units.
+activate() {
+    if command -v systemd-sysusers >/dev/null 2>&1; then
+        systemd-sysusers "$sysusersdir/shaked.conf" && say ran "systemd-sysusers (user shaked, group shaked-admin)" ||
+            say skipped "systemd-sysusers failed; create the user shaked before starting the service"
+    fi
+    if command -v systemd-tmpfiles >/dev/null 2>&1; then
+        systemd-tmpfiles --create "$tmpfilesdir/shaked.conf" && say ran "systemd-tmpfiles --create (/run/shaked)" ||
+            say skipped "systemd-tmpfiles failed; /run/shaked is made at the next boot"
+    fi
+    if command -v udevadm >/dev/null 2>&1 && udevadm control --reload >/dev/null 2>&1; then
+        say ran "udevadm control --reload"
+        udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
+            say ran "udevadm trigger --action=change --subsystem-match=iio" || true
+    else
+        say skipped "udev reload (udevd is not running)"
+    fi
+    if [ -d /run/systemd/system ] && systemctl daemon-reload >/dev/null 2>&1; then
+        say ran "systemctl daemon-reload"
+        echo "install: enable the service with: systemctl enable --now shaked.socket"
+    else
+        say skipped "systemctl daemon-reload (not booted with systemd)"
+    fi
+}
+
+uninstall_files() {
+    if live_system && [ -d /run/systemd/system ]; then
+        systemctl disable --now shaked.socket shaked.service >/dev/null 2>&1 &&
+            say ran "systemctl disable --now shaked.socket shaked.service" || true
+    fi
+    local kind_source mode destination target
+    while read -r kind_source mode destination; do
+        target=$DESTDIR$destination
+        if [ -e "$target" ] || [ -L "$target" ]; then
+            rm -f "$target"
+            say removed "$target"
+        fi
+    done < <(manifest)
+    uninstall_config
+    if live_system; then
+        if command -v systemd-tmpfiles >/dev/null 2>&1; then
+        systemd-tmpfiles --create "$tmpfilesdir/shaked.conf" && say ran "systemd-tmpfiles --create (/run/shaked)" ||
+            say skipped "systemd-tmpfiles failed; /run/shaked is made at the next boot"
+    fi
+    if command -v udevadm >/dev/null 2>&1 && udevadm control --reload >/dev/null 2>&1; then
+            say ran "udevadm control --reload"
+        fi
+        if [ -d /run/systemd/system ] && systemctl daemon-reload >/dev/null 2>&1; then
+            say ran "systemctl daemon-reload"
+        fi
+        echo "uninstall: the user shaked and the group shaked-admin stay (remove them with userdel and groupdel)"
+    fi
+}
+
+uninstall_config() {
+    local target=$DESTDIR$config
+    for file in "$target.default" "$target"; do
+        [ -e "$file" ] || continue
+        if cmp -s "$shipped_config" "$file"; then
+            rm -f "$file"
+            say removed "$file"
+        else
+            say kept "$file (changed locally)"
+        fi
+    done
+    if [ -d "$DESTDIR$confdir" ] && rmdir "$DESTDIR$confdir" 2>/dev/null; then
+        say removed "$DESTDIR$confdir/"
+    fi
+}
+
+case $action in
+    install) install_files ;;
+    uninstall) uninstall_files ;;
+    *)
+        echo "usage: $0 install|uninstall (make install-files, make uninstall)" >&2
+        exit 64
+        ;;
+esac
