@@ -236,3 +236,51 @@ struct ServiceTests {
         }
     }
 }
+
+/// Bad samples and reloads while a shake is under way, end to end.
+@Suite(.serialized)
+struct InProgressShakeTests {
+    @Test func nanSamplesAreDroppedCountedAndTheShakeStillEnds() throws {
+        let directory = try Harness.scratch("nan")
+        let socket = "\(directory)/shaked.sock"
+        let daemon = try DaemonProcess(
+            command: [
+                Harness.product("shaked"), "--source", "replay:\(Fixtures.path("nan-samples.csv"))", "--loop",
+                "--speed", "2", "--socket", socket, "--print-events",
+            ], pidFile: "\(directory)/daemon.pid")
+        defer { _ = daemon.stop() }
+        #expect(daemon.wait(timeout: 15) { $0.outline.prefix(2) == ["began", "ended"] }, "\(daemon.stderr)")
+        let status = try Harness.shakectl(["status", "--socket", socket, "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
+        let counters = object?["counters"] as? [String: Int] ?? [:]
+        #expect((counters["invalid_samples"] ?? 0) > 0, "\(status)")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aReloadDuringAShakeKeepsItsOutcome() throws {
+        let directory = try Harness.scratch("reload-mid-shake")
+        let trace = "\(directory)/long.csv"
+        try Harness.shakectl([
+            "synth", "--before", "1", "--duration", "3", "--after", "1", "--out", trace, "--seed", "5",
+        ])
+        let file = "\(directory)/shaked.yaml"
+        try "detector:\n  sensitivity: medium\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(
+            command: [
+                Harness.product("shaked"), "--source", "replay:\(trace)", "--config", file, "--no-socket",
+                "--print-events",
+            ], pidFile: "\(directory)/daemon.pid")
+        defer { _ = daemon.stop() }
+        #expect(daemon.wait(timeout: 10) { $0.outline == ["began"] }, "\(daemon.stderr)")
+        // Mid-shake: a new file with different timing and limits, none of which this shake is near.
+        try "detector:\n  sensitivity: medium\n  refractory: 2\n  too_long: 8\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
+        kill(daemon.daemonPID ?? 0, SIGHUP)
+        #expect(daemon.wait(timeout: 5) { $0.stderr.contains("configuration reloaded") })
+        #expect(daemon.outline == ["began"], "the reload must not cut the shake short: \(daemon.outline)")
+        #expect(daemon.wait(timeout: 10) { $0.outline.count >= 2 })
+        #expect(daemon.outline == ["began", "ended"], "\(daemon.stderr)")
+        let began = daemon.events.first?["time"] as? Double ?? 0
+        #expect((daemon.events.last?["began"] as? Double).map { abs($0 - began) < 0.001 } == true)
+    }
+}
