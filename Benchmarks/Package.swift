@@ -10,6 +10,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // epoll(7) for the latency rig's reader (Swift's Glibc module leaves it out).
+        .systemLibrary(name: "CEpoll", path: "Sources/CEpoll"),
         .executableTarget(
             name: "DetectorThroughput",
             dependencies: [
@@ -23,6 +25,7 @@ let package = Package(
         .executableTarget(
             name: "EventLatency",
             dependencies: [
+                "CEpoll",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "ShakeServer", package: "shaked"),
                 .product(name: "ShakeClient", package: "shaked"),

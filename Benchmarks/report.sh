@@ -41,7 +41,7 @@ v, unit = value("ShakeDetector.process", "throughput", 50.0)
 if v is not None:
     table.append(("Detector throughput (p50, one core)", f"{v:,.0f} M samples/s" if unit in ("M", "# (M)") else f"{v:,.0f} {unit}", ">= 50 M samples/s"))
 for n in (1, 100, 1000):
-    for kind in ("socket", "ShakeClient"):
+    for kind in ("server", "socket", "ShakeClient"):
         test = f"event to {n} subscribers ({kind})"
         p50, u = value(test, "time (wall clock)", 50.0)
         p99, _ = value(test, "time (wall clock)", 99.0)
