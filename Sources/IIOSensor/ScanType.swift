@@ -72,8 +72,9 @@ public struct ScanType: Sendable, Hashable, CustomStringConvertible {
         var repeatValue = 1
         var storagePart = storageText
         if let x = storageText.firstIndex(where: { $0 == "X" || $0 == "x" }) {
-            guard let count = Int(storageText[storageText.index(after: x)...]), count >= 1 else {
-                throw fail("repeat is not a positive number")
+            // The kernel keeps the repeat count in 8 bits; a larger one would overflow `totalBytes`.
+            guard let count = Int(storageText[storageText.index(after: x)...]), (1...255).contains(count) else {
+                throw fail("repeat must be a number in 1...255")
             }
             repeatValue = count
             storagePart = storageText[..<x]
@@ -81,7 +82,7 @@ public struct ScanType: Sendable, Hashable, CustomStringConvertible {
         guard let storage = Int(storagePart) else { throw fail("storage bits is not a number") }
         guard [8, 16, 32, 64].contains(storage) else { throw fail("storage must be 8, 16, 32 or 64 bits") }
         guard bits >= 1, bits <= storage else { throw fail("bits must be 1...\(storage)") }
-        guard shiftValue >= 0, shiftValue + bits <= storage else {
+        guard shiftValue >= 0, shiftValue <= storage - bits else {
             throw fail("shift + bits must fit in \(storage) bits")
         }
         self.bits = bits

@@ -50,6 +50,8 @@ public struct JSONObjectWriter: Sendable {
         guard value.isFinite else { return "null" }
         var scale = 1.0
         for _ in 0..<max(0, decimals) { scale *= 10 }
+        // So large that scaling overflows to infinity: such a value is whole, with no decimals to round.
+        guard (value * scale).isFinite else { return String(value) }
         let rounded = (value * scale).rounded() / scale
         if rounded == rounded.rounded(), abs(rounded) < 1e15 {
             return String(Int64(rounded))
