@@ -30,6 +30,9 @@ public enum ConfigLoader {
     public static func parse(_ text: String, source: String, accounts: AccountResolver = .system) throws(ConfigError)
         -> ShakedConfiguration
     {
+        if let (line, message) = NestingLimit.violation(in: text) {
+            throw ConfigError(file: source, line: line, message: message)
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
