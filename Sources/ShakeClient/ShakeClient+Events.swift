@@ -26,63 +26,91 @@ extension ShakeClient {
     public func updates(
         phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true
     ) -> AsyncThrowingStream<Update, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                var lastSeq = since
-                var lastRun: String?
-                var delay = 0.1
-                while !Task.isCancelled {
-                    do {
-                        let connection = try await connect()
-                        delay = 0.1
-                        // A daemon that restarted counts from 1 again: everything in its ring is new to us.
-                        if let run = lastRun, run != connection.hello.run { lastSeq = 0 }
-                        lastRun = connection.hello.run
-                        try await connection.send(.subscribe(phases: phases))
-                        if let seen = lastSeq { try await connection.send(.replay(since: seen)) }
-                        // While the replay is under way, live events may overtake replayed ones: hold them all
-                        // until the replay ends, then deliver in seq order.
-                        var replaying = lastSeq != nil
-                        var held: [ServerMessage.Notification] = []
-                        if !replaying { continuation.yield(.connected(hello: connection.hello, replayComplete: true)) }
-                        func deliver(_ notification: ServerMessage.Notification) {
-                            guard notification.seq > (lastSeq ?? 0) else { return }
-                            lastSeq = notification.seq
-                            continuation.yield(.shake(notification))
-                        }
-                        for try await message in connection.messages {
-                            switch message {
-                            case .shake(let notification):
-                                if replaying { held.append(notification) } else { deliver(notification) }
-                            case .replayed(_, _, let complete) where replaying:
-                                replaying = false
-                                continuation.yield(.connected(hello: connection.hello, replayComplete: complete))
-                                for notification in held.sorted(by: { $0.seq < $1.seq }) { deliver(notification) }
-                                held.removeAll()
-                            case .dropped(let count):
-                                continuation.yield(.dropped(count))
-                            case .error(let code, let message) where code == "forbidden":
-                                throw ClientError.refused(code: code, message: message)
-                            default:
-                                continue
-                            }
-                        }
-                        if lastSeq == nil { lastSeq = connection.hello.seq }
-                        guard reconnect else { break }
-                        continuation.yield(.disconnected)
-                    } catch let error as ClientError {
-                        if case .refused = error { continuation.finish(throwing: error); return }
-                        guard reconnect else { continuation.finish(throwing: error); return }
-                    } catch {
-                        guard reconnect else { continuation.finish(throwing: error); return }
-                    }
-                    try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-                    delay = min(2, delay * 2)
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        Self.stream { continuation in
+            await deliverUpdates(phases: phases, since: since, reconnect: reconnect, to: continuation)
         }
+    }
+
+    /// The updates of ``updates(phases:since:reconnect:)`` for the time `body` runs: when it returns or throws,
+    /// the subscription stops and its connection is closed before this returns. A program that exits right
+    /// after (`shakectl listen --count 1`) leaves no socket behind.
+    public func withUpdates<Result>(
+        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (AsyncThrowingStream<Update, any Error>) async throws -> Result
+    ) async throws -> Result {
+        try await Self.withStream(
+            isolation: isolation,
+            producer: { continuation in
+                await deliverUpdates(phases: phases, since: since, reconnect: reconnect, to: continuation)
+            },
+            body)
+    }
+
+    private func deliverUpdates(
+        phases: Set<ShakeEvent.Phase>, since: Int?, reconnect: Bool,
+        to continuation: AsyncThrowingStream<Update, any Error>.Continuation
+    ) async {
+        var lastSeq = since
+        var lastRun: String?
+        var delay = 0.1
+        while !Task.isCancelled {
+            do {
+                let connection = try await connect()
+                delay = 0.1
+                do {
+                    // A daemon that restarted counts from 1 again: everything in its ring is new to us.
+                    if let run = lastRun, run != connection.hello.run { lastSeq = 0 }
+                    lastRun = connection.hello.run
+                    try await connection.send(.subscribe(phases: phases))
+                    if let seen = lastSeq { try await connection.send(.replay(since: seen)) }
+                    // While the replay is under way, live events may overtake replayed ones: hold them all
+                    // until the replay ends, then deliver in seq order.
+                    var replaying = lastSeq != nil
+                    var held: [ServerMessage.Notification] = []
+                    if !replaying { continuation.yield(.connected(hello: connection.hello, replayComplete: true)) }
+                    func deliver(_ notification: ServerMessage.Notification) {
+                        guard notification.seq > (lastSeq ?? 0) else { return }
+                        lastSeq = notification.seq
+                        continuation.yield(.shake(notification))
+                    }
+                    for try await message in connection.messages {
+                        switch message {
+                        case .shake(let notification):
+                            if replaying { held.append(notification) } else { deliver(notification) }
+                        case .replayed(_, _, let complete) where replaying:
+                            replaying = false
+                            continuation.yield(.connected(hello: connection.hello, replayComplete: complete))
+                            for notification in held.sorted(by: { $0.seq < $1.seq }) { deliver(notification) }
+                            held.removeAll()
+                        case .dropped(let count):
+                            continuation.yield(.dropped(count))
+                        case .error(let code, let message) where code == "forbidden":
+                            throw ClientError.refused(code: code, message: message)
+                        default:
+                            continue
+                        }
+                    }
+                    if lastSeq == nil { lastSeq = connection.hello.seq }
+                } catch {
+                    await connection.closeAndWait()
+                    throw error
+                }
+                // The messages end when the daemon closes the connection, or when this task is cancelled: then
+                // the socket is still open.
+                await connection.closeAndWait()
+                guard reconnect else { break }
+                continuation.yield(.disconnected)
+            } catch let error as ClientError {
+                if case .refused = error { continuation.finish(throwing: error); return }
+                guard reconnect else { continuation.finish(throwing: error); return }
+            } catch {
+                guard reconnect else { continuation.finish(throwing: error); return }
+            }
+            try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            delay = min(2, delay * 2)
+        }
+        continuation.finish()
     }
 
     /// Shake events only (see ``updates(phases:since:reconnect:)``).

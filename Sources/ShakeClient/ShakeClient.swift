@@ -26,17 +26,17 @@ public struct ShakeClient: Sendable {
 
     /// The daemon's status.
     public func status() async throws -> ServerMessage.Status {
-        let connection = try await connect()
-        defer { connection.close() }
-        try await connection.send(.status)
-        for try await message in connection.messages {
-            switch message {
-            case .status(let status): return status
-            case .error(let code, let message): throw ClientError.refused(code: code, message: message)
-            default: continue
+        try await withConnection { connection in
+            try await connection.send(.status)
+            for try await message in connection.messages {
+                switch message {
+                case .status(let status): return status
+                case .error(let code, let message): throw ClientError.refused(code: code, message: message)
+                default: continue
+                }
             }
+            throw ClientError.closed
         }
-        throw ClientError.closed
     }
 
     /// Asks the daemon to run a simulated shake through its detector; its events carry `simulated`.
@@ -45,41 +45,92 @@ public struct ShakeClient: Sendable {
     }
 
     private func expectOK(_ request: Request) async throws {
-        let connection = try await connect()
-        defer { connection.close() }
-        try await connection.send(request)
-        for try await message in connection.messages {
-            switch message {
-            case .ok(let name) where name == request.name: return
-            case .error(let code, let message): throw ClientError.refused(code: code, message: message)
-            default: continue
+        try await withConnection { connection in
+            try await connection.send(request)
+            for try await message in connection.messages {
+                switch message {
+                case .ok(let name) where name == request.name: return
+                case .error(let code, let message): throw ClientError.refused(code: code, message: message)
+                default: continue
+                }
             }
+            throw ClientError.closed
         }
-        throw ClientError.closed
+    }
+
+    /// Runs `body` on a new connection, and closes it (waiting until it is closed) however `body` ends.
+    private func withConnection<Result: Sendable>(
+        _ body: @Sendable (ShakeConnection) async throws -> Result
+    ) async throws -> Result {
+        let connection = try await connect()
+        do {
+            let result = try await body(connection)
+            await connection.closeAndWait()
+            return result
+        } catch {
+            await connection.closeAndWait()
+            throw error
+        }
     }
 
     /// Raw samples from the daemon's sensor, as they arrive (needs the daemon's permission).
     public func samples() -> AsyncThrowingStream<Sample, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    let connection = try await connect()
-                    defer { connection.close() }
-                    try await connection.send(.subscribe(phases: [.ended]))
-                    try await connection.send(.samples)
-                    for try await message in connection.messages {
-                        switch message {
-                        case .sample(let sample): continuation.yield(sample)
-                        case .error(let code, let message): throw ClientError.refused(code: code, message: message)
-                        default: continue
-                        }
+        Self.stream { continuation in await deliverSamples(to: continuation) }
+    }
+
+    /// Raw samples, as ``samples()``, for the time `body` runs: when it returns or throws, the connection is
+    /// closed before this returns. A program that exits right after leaves no socket behind.
+    public func withSamples<Result>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (AsyncThrowingStream<Sample, any Error>) async throws -> Result
+    ) async throws -> Result {
+        try await Self.withStream(
+            isolation: isolation, producer: { continuation in await deliverSamples(to: continuation) }, body)
+    }
+
+    private func deliverSamples(to continuation: AsyncThrowingStream<Sample, any Error>.Continuation) async {
+        do {
+            try await withConnection { connection in
+                try await connection.send(.subscribe(phases: [.ended]))
+                try await connection.send(.samples)
+                for try await message in connection.messages {
+                    switch message {
+                    case .sample(let sample): continuation.yield(sample)
+                    case .error(let code, let message): throw ClientError.refused(code: code, message: message)
+                    default: continue
                     }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
                 }
             }
+            continuation.finish()
+        } catch {
+            continuation.finish(throwing: error)
+        }
+    }
+
+    /// A stream fed by `producer` in a task of its own, which is cancelled when the consumer stops.
+    static func stream<Element: Sendable>(
+        _ producer: @escaping @Sendable (AsyncThrowingStream<Element, any Error>.Continuation) async -> Void
+    ) -> AsyncThrowingStream<Element, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task { await producer(continuation) }
             continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Runs `body` with a stream fed by `producer` in a child task, which is cancelled and awaited once `body`
+    /// returns or throws: whatever the producer opened is closed by then.
+    static func withStream<Element: Sendable, Result>(
+        isolation: isolated (any Actor)?,
+        producer: @escaping @Sendable (AsyncThrowingStream<Element, any Error>.Continuation) async -> Void,
+        _ body: (AsyncThrowingStream<Element, any Error>) async throws -> Result
+    ) async throws -> Result {
+        let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream()
+        return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
+            group.addTask { await producer(continuation) }
+            // On a throw the group cancels and awaits the producer itself; on a return it would only await it.
+            let result = try await body(stream)
+            group.cancelAll()
+            return result
         }
     }
 }

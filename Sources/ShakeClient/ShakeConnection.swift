@@ -41,13 +41,13 @@ public final class ShakeConnection: Sendable {
         }
         var iterator = stream.makeAsyncIterator()
         guard let first = try await iterator.next() else {
-            channel.close(promise: nil)
+            await close(channel)
             throw ClientError.closed
         }
         switch first {
         case .hello(let hello):
             guard hello.protocolVersion == ServerMessage.protocolVersion else {
-                channel.close(promise: nil)
+                await close(channel)
                 throw ClientError.protocolMismatch(
                     "the daemon speaks protocol \(hello.protocolVersion), this client \(ServerMessage.protocolVersion)")
             }
@@ -57,12 +57,20 @@ public final class ShakeConnection: Sendable {
             }
             return ShakeConnection(hello: hello, messages: rest, channel: channel)
         case .error(let code, let message):
-            channel.close(promise: nil)
+            await close(channel)
             throw ClientError.refused(code: code, message: message)
         default:
-            channel.close(promise: nil)
+            await close(channel)
             throw ClientError.protocolMismatch("the daemon did not start with hello")
         }
+    }
+
+    /// Closes `channel` and returns once nothing of it remains: NIO completes `closeFuture` just before it drops
+    /// the socket's cached addresses, in the same turn of the event loop, so this waits for one turn more.
+    private static func close(_ channel: any Channel) async {
+        channel.close(promise: nil)
+        try? await channel.closeFuture.get()
+        try? await channel.eventLoop.submit {}.get()
     }
 
     private static func describe(_ error: any Error) -> String {
@@ -87,8 +95,15 @@ public final class ShakeConnection: Sendable {
         try await channel.writeAndFlush(buffer)
     }
 
+    /// Starts closing the connection and returns at once.
     public func close() {
         channel.close(promise: nil)
+    }
+
+    /// Closes the connection and returns once the socket is closed, so that nothing of it is left when the
+    /// process exits right after.
+    public func closeAndWait() async {
+        await Self.close(channel)
     }
 }
 

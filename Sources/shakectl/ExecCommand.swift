@@ -43,12 +43,16 @@ struct ExecCommand: AsyncParsableCommand {
         let runner = CommandRunner(words: words)
         var runs = 0
         do {
-            for try await notification in connection.client.events(phases: on.phases) {
-                await runner.enqueue(notification)
-                runs += 1
-                if let count, runs >= count {
-                    await runner.finish()
-                    return
+            // Scoped, so that the connection is closed before the command exits.
+            try await connection.client.withUpdates(phases: on.phases) { updates in
+                for try await update in updates {
+                    guard case .shake(let notification) = update else { continue }
+                    await runner.enqueue(notification)
+                    runs += 1
+                    if let count, runs >= count {
+                        await runner.finish()
+                        return
+                    }
                 }
             }
         } catch {

@@ -34,25 +34,28 @@ struct ListenCommand: AsyncParsableCommand {
     func run() async throws {
         var seen = 0
         do {
-            for try await update in connection.client.updates(
-                phases: phases?.phases ?? [], since: since, reconnect: !noReconnect)
-            {
-                switch update {
-                case .shake(let notification):
-                    let line = json ? ServerMessage.shake(notification).line : notification.readable
-                    // The reader went away (a closed pipe): stop quietly.
-                    guard StandardStreams.write(line + "\n", to: .standardOutput) else { return }
-                    seen += 1
-                    if let count, seen >= count { return }
-                case .dropped(let count):
-                    StandardStreams.printError("the daemon dropped \(count) events: this listener read too slowly")
-                case .connected(let hello, let complete):
-                    let sensor = [hello.sensor.source, hello.sensor.name].compactMap { $0 }.joined(separator: " ")
-                    StandardStreams.printError(
-                        "connected (sensor: \(sensor), seq \(hello.seq))"
-                            + (complete ? "" : "; some events were lost while away"))
-                case .disconnected:
-                    StandardStreams.printError("the daemon went away; reconnecting")
+            // Scoped, so that the connection is closed before the command exits.
+            try await connection.client.withUpdates(
+                phases: phases?.phases ?? [], since: since, reconnect: !noReconnect
+            ) { updates in
+                for try await update in updates {
+                    switch update {
+                    case .shake(let notification):
+                        let line = json ? ServerMessage.shake(notification).line : notification.readable
+                        // The reader went away (a closed pipe): stop quietly.
+                        guard StandardStreams.write(line + "\n", to: .standardOutput) else { return }
+                        seen += 1
+                        if let count, seen >= count { return }
+                    case .dropped(let count):
+                        StandardStreams.printError("the daemon dropped \(count) events: this listener read too slowly")
+                    case .connected(let hello, let complete):
+                        let sensor = [hello.sensor.source, hello.sensor.name].compactMap { $0 }.joined(separator: " ")
+                        StandardStreams.printError(
+                            "connected (sensor: \(sensor), seq \(hello.seq))"
+                                + (complete ? "" : "; some events were lost while away"))
+                    case .disconnected:
+                        StandardStreams.printError("the daemon went away; reconnecting")
+                    }
                 }
             }
         } catch {

@@ -37,7 +37,6 @@ struct RecordCommand: AsyncParsableCommand {
         guard StandardStreams.write("# recorded by shakectl record\n\(TraceParser.header)\n", to: handle) else {
             return
         }
-        let samples = connection.client.samples()
         let stop = Task {
             if let seconds {
                 try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
@@ -45,22 +44,25 @@ struct RecordCommand: AsyncParsableCommand {
                 await Self.interrupted()
             }
         }
-        let recording = Task {
-            var written = 0
-            for try await sample in samples {
-                // The reader went away (a closed pipe): stop quietly.
-                guard StandardStreams.write(TraceFile.row(sample) + "\n", to: handle) else { break }
-                written += 1
-            }
-            return written
-        }
-        let watcher = Task {
-            await stop.value
-            recording.cancel()
-        }
-        defer { watcher.cancel() }
         do {
-            let written = try await recording.value
+            // Scoped, so that the connection is closed before the command exits.
+            let written = try await connection.client.withSamples { samples in
+                let recording = Task {
+                    var written = 0
+                    for try await sample in samples {
+                        // The reader went away (a closed pipe): stop quietly.
+                        guard StandardStreams.write(TraceFile.row(sample) + "\n", to: handle) else { break }
+                        written += 1
+                    }
+                    return written
+                }
+                let watcher = Task {
+                    await stop.value
+                    recording.cancel()
+                }
+                defer { watcher.cancel() }
+                return try await recording.value
+            }
             StandardStreams.printError("recorded \(written) samples")
         } catch is CancellationError {
             StandardStreams.printError("recording stopped")

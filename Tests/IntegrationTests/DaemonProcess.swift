@@ -1,12 +1,18 @@
 import Foundation
 import ShakeTestSupport
-import Synchronization
 
 /// A running program (the daemon, usually under umockdev-run) whose output is collected as it comes.
 final class DaemonProcess: Sendable {
     private let process: Process
-    private final class Output: Sendable {
-        let text = Mutex<(stdout: String, stderr: String)>(("", ""))
+    /// An `NSLock` rather than a `Mutex`: on Linux, ThreadSanitizer does not see a `Mutex` passed from one thread
+    /// to another that waited for it (the kernel hands it over), and reports the two output handlers as a race.
+    private final class Output: @unchecked Sendable {
+        private let lock = NSLock()
+        private var text = (stdout: "", stderr: "")
+
+        func withLock<Result>(_ body: (inout (stdout: String, stderr: String)) -> Result) -> Result {
+            lock.withLock { body(&text) }
+        }
     }
     private let collected = Output()
     /// A file the daemon's shell writes its process id into (`echo $$`), to signal the daemon itself.
@@ -24,13 +30,17 @@ final class DaemonProcess: Sendable {
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
         let output = collected
+        // At the end of the output (empty data) the handler is removed: that cancels Foundation's dispatch source,
+        // which would otherwise keep a duplicate of the descriptor open until the test run exits.
         stdout.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            output.text.withLock { $0.stdout += String(decoding: data, as: UTF8.self) }
+            if data.isEmpty { handle.readabilityHandler = nil }
+            output.withLock { $0.stdout += String(decoding: data, as: UTF8.self) }
         }
         stderr.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            output.text.withLock { $0.stderr += String(decoding: data, as: UTF8.self) }
+            if data.isEmpty { handle.readabilityHandler = nil }
+            output.withLock { $0.stderr += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
     }
@@ -42,8 +52,8 @@ final class DaemonProcess: Sendable {
         try self.init(prefix + ["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(quoted)"], pidFile: pidFile)
     }
 
-    var stdout: String { collected.text.withLock { $0.stdout } }
-    var stderr: String { collected.text.withLock { $0.stderr } }
+    var stdout: String { collected.withLock { $0.stdout } }
+    var stderr: String { collected.withLock { $0.stderr } }
 
     /// The event lines printed so far, as JSON objects.
     var events: [[String: Any]] {
@@ -82,7 +92,7 @@ final class DaemonProcess: Sendable {
 
     /// Sends `signal` to the daemon and waits for everything to exit. - Returns: the exit status.
     func stop(signal: Int32 = SIGTERM, timeout: Double = 10) -> Int32 {
-        guard process.isRunning else { return process.terminationStatus }
+        guard process.isRunning else { return exitStatus() }
         if let pid = daemonPID {
             kill(pid, signal)
         } else {
@@ -96,10 +106,18 @@ final class DaemonProcess: Sendable {
             kill(process.processIdentifier, SIGKILL)
             let killDeadline = Date().addingTimeInterval(5)
             while process.isRunning, Date() < killDeadline { Thread.sleep(forTimeInterval: 0.02) }
+            if !process.isRunning { _ = exitStatus() }
             return -1
         }
         // Let the pipes drain.
         Thread.sleep(forTimeInterval: 0.1)
+        return exitStatus()
+    }
+
+    /// The status of the program, which has exited. Foundation's `Process` and its run-loop source hold each
+    /// other until `waitUntilExit()` is called (it returns at once now): without it neither is ever freed.
+    private func exitStatus() -> Int32 {
+        process.waitUntilExit()
         return process.terminationStatus
     }
 }

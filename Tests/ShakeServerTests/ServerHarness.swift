@@ -57,11 +57,17 @@ final class ServerHarness: Sendable {
         try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
     }
 
-    /// Waits until `condition` holds, for at most `seconds`.
-    static func eventually(_ seconds: Double = 5, _ condition: () async -> Bool) async -> Bool {
+    /// Waits until `condition` holds, for at most `seconds` and at least 100 looks: a deadline, not a pace (it
+    /// returns as soon as the condition holds), generous enough for sanitizer builds on a busy machine. The looks
+    /// count because the whole suite runs at once: tests that block their threads (the command-line and
+    /// integration tests) can hold up every async test for a minute, the deadline passing meanwhile, and the
+    /// tasks that would make the condition true resume only when this one does.
+    static func eventually(_ seconds: Double = 30, _ condition: () async -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        var looks = 0
+        while Date() < deadline || looks < 100 {
             if await condition() { return true }
+            looks += 1
             try? await Task.sleep(nanoseconds: 10_000_000)
         }
         return await condition()
@@ -85,7 +91,8 @@ final class RawClient {
             }
         }
         guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        // A deadline for each read: generous, since sanitizer builds are slow.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 

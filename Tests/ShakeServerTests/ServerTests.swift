@@ -163,25 +163,29 @@ struct ServerTests {
         let stalled = try RawClient(path: harness.path)  // never reads
         let reader = try await harness.client.connect()
         let count = 5000
+        let progress = ServerHarness.Counter()
         let received = Task {
             var last = 0
             for try await message in reader.messages {
                 if case .shake(let notification) = message {
                     #expect(notification.seq == last + 1)
                     last = notification.seq
+                    progress.set(last)
                     if last == count { break }
                 }
             }
             return last
         }
-        let start = Date()
-        // Fast, but at a pace a reading client can follow: batches of 100.
+        // Batches of 100, each once the reader has the one before: a pace the reader follows however slow the
+        // build, so that it never falls behind itself. The stalled client never reads: a server that waited for
+        // it would never get a batch to the reader, however long the deadline.
         for batch in 0..<(count / 100) {
             for index in 0..<100 { harness.server.publish(.began(time: Double(batch * 100 + index))) }
-            try await Task.sleep(nanoseconds: 5_000_000)
+            let delivered = await ServerHarness.eventually { progress.current == (batch + 1) * 100 }
+            #expect(delivered, "batch \(batch) did not reach the reader")
+            if !delivered { break }
         }
         #expect(try await received.value == count)
-        #expect(Date().timeIntervalSince(start) < 10)
         // The stalled client fell past the drop limit and was disconnected.
         #expect(await ServerHarness.eventually { await harness.server.clientCount() == 1 })
         _ = stalled
@@ -316,6 +320,7 @@ struct ClientTests {
     @Test func updatesSurviveADaemonRestartAndMissNothing() async throws {
         let harness = try await ServerHarness()
         let client = harness.client
+        let received = ServerHarness.Counter()
         let collected = Task {
             var seqs: [(run: Int, seq: Int)] = []
             var run = 0
@@ -324,6 +329,7 @@ struct ClientTests {
                 case .connected: run += 1
                 case .shake(let notification):
                     seqs.append((run, notification.seq))
+                    received.set(seqs.count)
                     if seqs.count == 5 { return seqs }
                 default: break
                 }
@@ -333,8 +339,9 @@ struct ClientTests {
         #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
         harness.server.publish(.began(time: 1))
         harness.server.publish(ended)
-        #expect(await ServerHarness.eventually { await harness.server.latestSeq() == 2 })
-        try await Task.sleep(nanoseconds: 100_000_000)
+        // The restart comes once the client has both events (a client that is still subscribing when the daemon
+        // goes has not received them yet).
+        #expect(await ServerHarness.eventually { received.current == 2 })
         await harness.server.shutdown()
         // A new daemon run on the same path publishes three events before the client is back.
         var logger = Logger(label: "test")
@@ -344,6 +351,9 @@ struct ClientTests {
         restarted.publish(.began(time: 10))
         restarted.publish(.began(time: 11))
         restarted.publish(.began(time: 12))
+        // A deadline, so that a client that missed something fails the test instead of waiting forever.
+        #expect(await ServerHarness.eventually { received.current == 5 })
+        if received.current < 5 { collected.cancel() }
         let seqs = try await collected.value
         #expect(seqs.map(\.seq) == [1, 2, 1, 2, 3])
         #expect(seqs.map(\.run) == [1, 1, 2, 2, 2])
