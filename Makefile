@@ -7,7 +7,7 @@ BUILD := .build/debug
 RELEASE := .build/release
 DEV_DATA ?= ../shared/data/dev
 
-.PHONY: all deps build release test demo fixtures bench bench-details bench-daemon eval lint format clean
+.PHONY: all deps build release test sanitize demo fixtures bench bench-details bench-daemon eval lint format clean fuzz
 
 all: build
 
@@ -24,6 +24,12 @@ release: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The whole test suite under AddressSanitizer (leaks included), then under ThreadSanitizer, built in .build-asan and
+# .build-tsan; fails on any report or failed test. Known reports that are not ours are suppressed, each entry with
+# its reason, in scripts/asan.supp, scripts/lsan.supp and scripts/tsan.supp.
+sanitize: deps
+	SWIFT=$(SWIFT) scripts/sanitize.sh
 
 # The real daemon on a simulated accelerometer replaying the bundled demo trace, and a subscriber printing
 # the events as they happen.
@@ -53,11 +59,17 @@ eval: release
 	  for s in light medium hard; do $(RELEASE)/shakectl eval --sensitivity $$s "$(DEV_DATA)"; done; \
 	else echo "eval: no recordings at $(DEV_DATA) (set DEV_DATA=DIR)"; fi
 
+# libFuzzer on the request line, trace, configuration and IIO scan parsers, FUZZ_TIME seconds each, from the seeds
+# in Fuzz/Corpus; fails on any crash or broken invariant (docs/fuzzing.md). Builds in .build-fuzz.
+FUZZ_TIME ?= 60
+fuzz: deps
+	FUZZ_TIME=$(FUZZ_TIME) SWIFT=$(SWIFT) scripts/fuzz.sh
+
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks/Benchmarks
+	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources
 
 format:
-	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks/Benchmarks
+	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -27,29 +27,28 @@ for path in glob.glob(f"{work}/*.csv"):
         rows[(row["test"], row["metric"], float(row["percentile"]))] = (float(row["value"]), row["unit"])
 
 def value(test, metric, percentile):
+    """The value of a metric ("throughput", "time(wallclock)") at a percentile; the export drops spaces."""
     for (t, m, p), (v, unit) in rows.items():
-        if t == test and m.lower().startswith(metric) and p == percentile:
-            return v, unit
-    return None, None
-
-def microseconds(v, unit):
-    scale = {"ns": 1e-3, "μs": 1, "us": 1, "ms": 1e3, "s": 1e6}.get(unit, 1)
-    return v * scale
+        if t == test and m.lower().replace(" ", "").startswith(metric) and p == percentile:
+            return v
+    return None
 
 table = []
-v, unit = value("ShakeDetector.process", "throughput", 50.0)
+v = value("ShakeDetector.process", "throughput", 50.0)
 if v is not None:
-    table.append(("Detector throughput (p50, one core)", f"{v:,.0f} M samples/s" if unit in ("M", "# (M)") else f"{v:,.0f} {unit}", ">= 50 M samples/s"))
+    # The benchmark scales its iterations by a million: the throughput reads in millions of samples.
+    table.append(("Detector throughput (p50, one core)", f"{v:,.0f} M samples/s", ">= 50 M samples/s"))
 for n in (1, 100, 1000):
     for kind in ("server", "socket", "ShakeClient"):
         test = f"event to {n} subscribers ({kind})"
-        p50, u = value(test, "time (wall clock)", 50.0)
-        p99, _ = value(test, "time (wall clock)", 99.0)
+        # Wall-clock times are exported in nanoseconds, whatever unit the column names.
+        p50 = value(test, "time(wallclock)", 50.0)
+        p99 = value(test, "time(wallclock)", 99.0)
         if p50 is None:
             continue
         aim = "p99 < 2 ms" if n == 1000 and kind == "socket" else ""
         table.append((f"Event latency to {n:,} subscribers ({kind}) p50 / p99",
-                      f"{microseconds(p50, u) / 1000:.2f} / {microseconds(p99, u) / 1000:.2f} ms", aim))
+                      f"{p50 / 1e6:.3f} / {p99 / 1e6:.3f} ms", aim))
 daemon = open(f"{work}/daemon.txt").read()
 m = re.search(r"([\d.]+) CPU s per minute \(([\d.]+)% of a core\), ([\d.]+) wake-ups/s, RSS ([\d.]+) MB", daemon)
 if m:

@@ -29,9 +29,29 @@ struct LoadTests {
         return (daemon, socket, directory)
     }
 
+    /// The descriptors `pid` has open, but for its pipes to a sanitizer's symbolizer: ThreadSanitizer starts
+    /// llvm-symbolizer the first time it reports or matches a suppression, and keeps two pipes to it.
     static func openDescriptors(_ pid: Int32) -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+        guard let targets = descriptorTargets("/proc/\(pid)/fd") else { return -1 }
+        var symbolizerPipes = Set<String>()
+        for child in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int32(child) != nil {
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
+                stat.contains("(llvm-symbolizer)"),
+                Int32(stat.split(separator: ")").last?.split(separator: " ").dropFirst().first ?? "") == pid
+            else { continue }
+            symbolizerPipes.formUnion((descriptorTargets("/proc/\(child)/fd") ?? []).filter { $0.hasPrefix("pipe:") })
+        }
+        return targets.filter { !symbolizerPipes.contains($0) }.count
     }
+
+    private static func descriptorTargets(_ directory: String) -> [String]? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        return names.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)")) ?? $0 }
+    }
+
+    /// Whether this build runs under AddressSanitizer or ThreadSanitizer (the daemon is built the same way as the
+    /// test runner, beside it).
+    static let sanitized = dlsym(nil, "__asan_init") != nil || dlsym(nil, "__tsan_init") != nil
 
     /// Resident memory, kB.
     static func residentKilobytes(_ pid: Int32) -> Int {
@@ -124,11 +144,15 @@ struct LoadTests {
         subscribers.removeAll()
         abusers.removeAll()
         reader.close()
-        let settled = daemon.wait(timeout: 10) { _ in Self.openDescriptors(pid) <= baseDescriptors }
+        let settled = daemon.wait(timeout: 60) { _ in Self.openDescriptors(pid) <= baseDescriptors }
         #expect(settled, "descriptors: \(baseDescriptors) before, \(Self.openDescriptors(pid)) after")
         let memory = Self.residentKilobytes(pid)
         print("LoadTests: RSS \(baseMemory) kB before, \(memory) kB after 1,000 subscribers and 10,000 cycles")
-        #expect(memory - baseMemory < 8 * 1024, "RSS grew from \(baseMemory) kB to \(memory) kB")
+        // A sanitizer's allocator keeps freed memory (AddressSanitizer quarantines it) and ignores malloc_trim:
+        // there the figure says nothing about the daemon.
+        if !Self.sanitized {
+            #expect(memory - baseMemory < 8 * 1024, "RSS grew from \(baseMemory) kB to \(memory) kB")
+        }
         #expect(daemon.stop() == 0, "\(daemon.stderr)")
     }
 
