@@ -39,7 +39,7 @@ if v is not None:
     # The benchmark scales its iterations by a million: the throughput reads in millions of samples.
     table.append(("Detector throughput (p50, one core)", f"{v:,.0f} M samples/s", ">= 50 M samples/s"))
 for n in (1, 100, 1000):
-    for kind in ("server", "socket", "ShakeClient"):
+    for kind in ("socket", "ShakeClient"):
         test = f"event to {n} subscribers ({kind})"
         # Wall-clock times are exported in nanoseconds, whatever unit the column names.
         p50 = value(test, "time(wallclock)", 50.0)

@@ -13,10 +13,10 @@ import Synchronization
 #endif
 
 /// Event latency: from the moment the detector hands an event to the server (the sample that decides it has
-/// just been processed) to its arrival at the last of N subscribers, over real Unix sockets. Measured three ways:
-/// the server's share (until it has written the event to every socket), at the subscribers' sockets (one reader
-/// thread with epoll, sharing the machine's cores with the server), and through the Swift client library with
-/// every subscriber parsing and delivering the event to its own async sequence. One iteration is one event; the
+/// just been processed) to its arrival at the last of N subscribers, over real Unix sockets. Measured twice: at
+/// the subscribers' sockets (one reader thread with epoll, sharing the machine's cores with the server), and
+/// through the Swift client library with every subscriber parsing and delivering the event to its own async
+/// sequence. One iteration is one event; the
 /// wall-clock percentiles are the latency percentiles.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -33,15 +33,6 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.startMeasurement()
             rig.publishAndWait()
             benchmark.stopMeasurement()
-        }
-        // The server's share: until it has written the event to every subscriber's socket (its event loop has
-        // finished the broadcast), without the readers' time. The subscribers are drained afterwards.
-        Benchmark("event to \(subscribers) subscribers (server)") { benchmark in
-            let rig = try await Rigs.shared.socketRig(subscribers: subscribers)
-            benchmark.startMeasurement()
-            await rig.publishAndWaitForServer()
-            benchmark.stopMeasurement()
-            rig.drain()
         }
         // Arrival through the Swift client library (parsed, delivered to an async sequence per subscriber),
         // all subscribers in this process.
@@ -104,17 +95,6 @@ final class SocketRig: @unchecked Sendable {
                 if read > 0 { newlines += buffer[0..<read].reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
             }
         }
-    }
-
-    /// Publishes one event and returns when the server has handed it to every subscriber's socket.
-    func publishAndWaitForServer() async {
-        server.publish(.began(time: 1))
-        _ = await server.latestSeq()  // Runs on the server's loop after the broadcast.
-    }
-
-    /// Reads the last event from every subscriber.
-    func drain() {
-        wait(forNewlines: subscribers)
     }
 
     /// Publishes one event and returns when every subscriber's socket has delivered it.
