@@ -67,6 +67,9 @@ extension ShakeClient {
                     // While the replay is under way, live events may overtake replayed ones: hold them all
                     // until the replay ends, then deliver in seq order.
                     var replaying = lastSeq != nil
+                    // From here on, whatever ends this connection (a close or an error), the next one asks for
+                    // everything after what this one saw.
+                    if lastSeq == nil { lastSeq = connection.hello.seq }
                     var held: [ServerMessage.Notification] = []
                     if !replaying { continuation.yield(.connected(hello: connection.hello, replayComplete: true)) }
                     func deliver(_ notification: ServerMessage.Notification) {
@@ -91,7 +94,6 @@ extension ShakeClient {
                             continue
                         }
                     }
-                    if lastSeq == nil { lastSeq = connection.hello.seq }
                 } catch {
                     await connection.closeAndWait()
                     throw error
