@@ -96,7 +96,7 @@ extension NodeReader {
                 section.device = text == "auto" ? nil : text
             case "rate":
                 let rate = try number(value, key: key)
-                guard rate >= 1, rate <= 10_000 else {
+                guard ShakedConfiguration.SensorSection.rates.contains(rate) else {
                     throw error(value, key: key, "\(rate) is out of range; allowed: 1...10000 (Hz)")
                 }
                 section.rate = rate
@@ -122,10 +122,11 @@ extension NodeReader {
                 }
                 section.path = text
             case "mode":
-                switch Self.mode(try string(value, key: key)) {
-                case .success(let mode): section.mode = mode
-                case .failure(let failure): throw error(value, key: key, failure.message)
+                let text = try string(value, key: key)
+                guard let mode = ShakedConfiguration.SocketSection.mode(parsing: text) else {
+                    throw error(value, key: key, "expected an octal mode such as \"0660\", found '\(text)'")
                 }
+                section.mode = mode
             case "group":
                 let text = try string(value, key: key)
                 let account = try account("group:\(text)", node: value, key: key)
@@ -135,18 +136,6 @@ extension NodeReader {
             }
         }
         return section
-    }
-
-    /// An octal permission mode such as 0660.
-    static func mode(_ text: String) -> Result<UInt32, ModeError> {
-        guard let mode = UInt32(text, radix: 8), mode <= 0o777 else {
-            return .failure(ModeError(message: "expected an octal mode such as \"0660\", found '\(text)'"))
-        }
-        return .success(mode)
-    }
-
-    struct ModeError: Error {
-        var message: String
     }
 
     func clientsSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.ClientsSection {

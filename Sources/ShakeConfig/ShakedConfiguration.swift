@@ -30,6 +30,9 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var alwaysOn = false
 
         public init() {}
+
+        /// The rates that may be asked for, Hz.
+        public static let rates: ClosedRange<Double> = 1...10_000
     }
 
     /// The `detector:` section.
@@ -63,6 +66,12 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var group: Account?
 
         public init() {}
+
+        /// Parses an octal permission mode such as `0660`; nil for anything else or above 0777.
+        public static func mode(parsing text: String) -> UInt32? {
+            guard let mode = UInt32(text, radix: 8), mode <= 0o777 else { return nil }
+            return mode
+        }
     }
 
     /// The `clients:` section: what one client, or all of them, may cost.

@@ -222,12 +222,16 @@ public final class ShakeServer: @unchecked Sendable {
         }
     }
 
+    /// The ring's events, oldest first; `capacity` is the one the ring was filled under.
+    private func orderedRing(capacity: Int) -> [(seq: Int, phase: ShakeEvent.Phase, line: ByteBuffer)] {
+        ring.count < capacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
+    }
+
     private func apply(_ new: ServerConfiguration) {
         let old = configuration
         configuration = new
         if new.replayCapacity != old.replayCapacity {
-            let ordered = ring.count < old.replayCapacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
-            ring = Array(ordered.suffix(new.replayCapacity))
+            ring = Array(orderedRing(capacity: old.replayCapacity).suffix(new.replayCapacity))
             ringStart = 0
         }
         guard new.access != old.access else { return }
@@ -354,8 +358,7 @@ public final class ShakeServer: @unchecked Sendable {
             client.reply(buffer(ServerMessage.ok(request: "subscribe").line))
             listenersChanged()
         case .replay(let since):
-            let ordered =
-                ring.count < configuration.replayCapacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
+            let ordered = orderedRing(capacity: configuration.replayCapacity)
             let oldest = ordered.first?.seq ?? (seq + 1)
             var count = 0
             for entry in ordered where entry.seq > since && client.phases.contains(entry.phase) {

@@ -483,8 +483,9 @@ extension Daemon {
             }
             changes.append("detector")
         }
-        if let server, ServerConfiguration(new) != ServerConfiguration(old) {
-            wait { await server.update(ServerConfiguration(new)) }
+        let serverConfiguration = ServerConfiguration(new)
+        if let server, serverConfiguration != ServerConfiguration(old) {
+            wait { await server.update(serverConfiguration) }
             if new.clients != old.clients { changes.append("clients") }
             if new.access != old.access { changes.append("access") }
         }

@@ -23,7 +23,9 @@ extension Shaked {
         if let sensitivity { configuration.detector.sensitivity = sensitivity }
         if let logLevel { configuration.logging.level = logLevel.lowercased() }
         if let socket { configuration.socket.path = socket }
-        if let socketMode, let mode = UInt32(socketMode, radix: 8) { configuration.socket.mode = mode }
+        if let socketMode, let mode = ShakedConfiguration.SocketSection.mode(parsing: socketMode) {
+            configuration.socket.mode = mode
+        }
         if let socketGroup { configuration.socket.group = .group(.name(socketGroup)) }
         if let adminGroup {
             configuration.access.samples = .accounts([.group(.name(adminGroup))])

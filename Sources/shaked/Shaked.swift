@@ -121,7 +121,9 @@ struct Shaked: ParsableCommand {
 
     func validate() throws {
         if let rate {
-            guard rate.isFinite, rate >= 1, rate <= 10_000 else { throw ValidationError("--rate must be 1...10000 Hz") }
+            guard ShakedConfiguration.SensorSection.rates.contains(rate) else {
+                throw ValidationError("--rate must be 1...10000 Hz")
+            }
         }
         guard speed.isFinite, speed >= 0 else { throw ValidationError("--speed must be 0 or more") }
         if let source, SourceSpec(parsing: source) == nil {
@@ -130,10 +132,8 @@ struct Shaked: ParsableCommand {
         if let logLevel, LogLevelName.parse(logLevel) == nil {
             throw ValidationError("unknown --log-level '\(logLevel)'")
         }
-        if let socketMode {
-            guard let mode = UInt32(socketMode, radix: 8), mode <= 0o777 else {
-                throw ValidationError("--socket-mode must be an octal mode such as 0660, not '\(socketMode)'")
-            }
+        if let socketMode, ShakedConfiguration.SocketSection.mode(parsing: socketMode) == nil {
+            throw ValidationError("--socket-mode must be an octal mode such as 0660, not '\(socketMode)'")
         }
         if noSocket, socket != nil { throw ValidationError("--socket and --no-socket contradict each other") }
         if let socketGroup, AccountResolver.system.resolve(.group(.name(socketGroup))) == nil {
