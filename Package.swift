@@ -121,7 +121,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SystemdSupportTests",
-            dependencies: ["SystemdSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SystemdSupport", "ShakeTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -8,15 +8,6 @@ import Testing
 struct LoadTests {
     let trace = Fixtures.path("shake-horizontal-100hz.csv")
 
-    /// Raises this process's descriptor limit (the daemon, started from it, inherits it).
-    static func raiseDescriptorLimit() {
-        var limit = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 16384 {
-            limit.rlim_cur = min(limit.rlim_max, 16384)
-            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-        }
-    }
-
     func startDaemon(_ name: String, socket: String? = nil, arguments: [String] = []) throws -> (
         DaemonProcess, socket: String, directory: String
     ) {
@@ -68,7 +59,7 @@ struct LoadTests {
     }
 
     @Test func thousandSubscribersAbusersAndChurnLeaveNothingBehind() throws {
-        Self.raiseDescriptorLimit()
+        UnixSocket.raiseDescriptorLimit(to: 16384)  // The daemon, started from here, inherits it.
         // Small queues, so that sample streams that never read are cut off within seconds.
         let configuration = try Harness.scratch("load-config") + "/shaked.yaml"
         try "clients:\n  queue_limit: 64\n  drop_limit: 512\n".write(
@@ -189,21 +180,10 @@ final class StreamClient {
     private var buffered: [UInt8] = []
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            close(fd)
+        guard let fd = UnixSocket.connect(path) else {
             throw HarnessError("cannot connect to \(path): errno \(errno)")
         }
+        self.fd = fd
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 

@@ -4,6 +4,7 @@ import ShakeClient
 import ShakeDetection
 import ShakeProtocol
 import ShakeServer
+import ShakeTestSupport
 
 /// A server on a fresh socket path, with a status the test controls.
 final class ServerHarness: Sendable {
@@ -22,11 +23,7 @@ final class ServerHarness: Sendable {
 
     init(configuration: ServerConfiguration = ServerConfiguration(), name: String = #function) async throws {
         // A thousand subscribers need two thousand descriptors: raise the soft limit as far as allowed.
-        var limit = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 8192 {
-            limit.rlim_cur = min(limit.rlim_max, 8192)
-            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-        }
+        UnixSocket.raiseDescriptorLimit(to: 8192)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "shaked-test-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -79,21 +76,10 @@ final class RawClient {
     let fd: Int32
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        guard let fd = UnixSocket.connect(path) else { throw POSIXError(.ECONNREFUSED) }
+        self.fd = fd
         // A deadline for each read: generous, since sanitizer builds are slow.
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        UnixSocket.setReceiveTimeout(fd, seconds: 30)
     }
 
     deinit { close(fd) }

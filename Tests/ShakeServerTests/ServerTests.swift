@@ -4,6 +4,7 @@ import ShakeClient
 import ShakeDetection
 import ShakeProtocol
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 let ended = ShakeEvent.ended(ShakeSummary(time: 3.02, began: 2.31, peak: 24.5, axis: .x, reversals: 7))
@@ -287,17 +288,7 @@ struct ServerTests {
         await second.shutdown()
         // Leave a stale socket file behind: a socket bound, never listening.
         await harness.server.shutdown()
-        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in harness.path.utf8.enumerated() { buffer[index] = byte }
-        }
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let stale = try #require(UnixSocket.bind(harness.path, type: Int32(SOCK_STREAM.rawValue)))
         close(stale)
         let third = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
         try await third.start(.path(harness.path))

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ShakeTestSupport
 import SystemdSupport
 import Testing
 
@@ -57,41 +58,23 @@ struct JournalStreamTests {
 struct ServiceNotifierTests {
     /// Binds a datagram socket at a fresh path and points NOTIFY_SOCKET (and optionally WATCHDOG_*) at it.
     final class FakeManager {
-        let fd: Int32
-        let path: String
+        let socket: DatagramSocket
 
         init() throws {
-            path = NSTemporaryDirectory() + "notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
-            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-            }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            #expect(bound == 0)
-            var timeout = timeval(tv_sec: 2, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            setenv("NOTIFY_SOCKET", path, 1)
+            socket = try DatagramSocket(
+                path: NSTemporaryDirectory() + "notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock",
+                timeout: 2)
+            setenv("NOTIFY_SOCKET", socket.path, 1)
         }
 
         func receive() -> String? {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = recv(fd, &buffer, buffer.count, 0)
-            guard count > 0 else { return nil }
-            return String(decoding: buffer[..<count], as: UTF8.self)
+            socket.receive().map { String(decoding: $0, as: UTF8.self) }
         }
 
         deinit {
             unsetenv("NOTIFY_SOCKET")
             unsetenv("WATCHDOG_USEC")
             unsetenv("WATCHDOG_PID")
-            close(fd)
-            unlink(path)
         }
     }
 
