@@ -1,5 +1,6 @@
 import Foundation
 import ShakeTestSupport
+import Testing
 
 /// A running program (the daemon, usually under umockdev-run) whose output is collected as it comes.
 final class DaemonProcess: Sendable {
@@ -144,6 +145,20 @@ enum Harness {
 
     static func product(_ name: String) -> String {
         Command.productsDirectory.appendingPathComponent(name).path
+    }
+
+    /// Starts `shaked` replaying `trace` with a socket (by default in a fresh folder), and waits for the socket.
+    static func startReplayDaemon(
+        _ name: String, trace: String, socket: String? = nil, arguments: [String] = []
+    ) throws -> (DaemonProcess, socket: String, directory: String) {
+        let directory = try scratch(name)
+        let socket = socket ?? "\(directory)/shaked.sock"
+        let daemon = try DaemonProcess(
+            command: [product("shaked"), "--source", "replay:\(trace)", "--socket", socket] + arguments,
+            pidFile: "\(directory)/daemon.pid")
+        let listening = daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
+        #expect(listening, "the daemon did not create its socket: \(daemon.stderr)")
+        return (daemon, socket, directory)
     }
 
     /// A new, empty folder for one test.

@@ -11,13 +11,7 @@ struct LoadTests {
     func startDaemon(_ name: String, socket: String? = nil, arguments: [String] = []) throws -> (
         DaemonProcess, socket: String, directory: String
     ) {
-        let directory = try Harness.scratch(name)
-        let socket = socket ?? "\(directory)/shaked.sock"
-        let daemon = try DaemonProcess(
-            command: [Harness.product("shaked"), "--source", "replay:\(trace)", "--socket", socket] + arguments,
-            pidFile: "\(directory)/daemon.pid")
-        #expect(daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }, "\(daemon.stderr)")
-        return (daemon, socket, directory)
+        try Harness.startReplayDaemon(name, trace: trace, socket: socket, arguments: arguments)
     }
 
     /// The descriptors `pid` has open, but for its pipes to a sanitizer's symbolizer: ThreadSanitizer starts

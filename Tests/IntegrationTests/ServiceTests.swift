@@ -11,13 +11,11 @@ struct ServiceTests {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
 
-    /// Starts shaked through a shell that sets `environment` and writes the daemon's pid.
+    /// Starts shaked with `environment` (NAME=value entries) added to its own.
     func start(_ arguments: [String], environment: [String] = [], directory: String) throws -> DaemonProcess {
-        let pidFile = "\(directory)/daemon.pid"
-        let quoted = ([Harness.product("shaked")] + arguments).map { "'\($0)'" }.joined(separator: " ")
-        let exports = environment.joined(separator: " ")
-        return try DaemonProcess(
-            ["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec env \(exports) \(quoted)"], pidFile: pidFile)
+        try DaemonProcess(
+            command: ["/usr/bin/env"] + environment + [Harness.product("shaked")] + arguments,
+            pidFile: "\(directory)/daemon.pid")
     }
 
     // MARK: - Configuration

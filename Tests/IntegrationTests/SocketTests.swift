@@ -6,19 +6,10 @@ import Testing
 /// The daemon's socket end to end: the real `shaked` and the real `shakectl` client commands.
 @Suite(.serialized)
 struct SocketTests {
-    /// Starts `shaked` on a replayed trace with a socket in a fresh folder.
     func startDaemon(_ name: String, trace: String, arguments: [String] = []) throws -> (
         DaemonProcess, socket: String, directory: String
     ) {
-        let directory = try Harness.scratch(name)
-        let socket = "\(directory)/shaked.sock"
-        let pidFile = "\(directory)/daemon.pid"
-        let process = try DaemonProcess(
-            command: [Harness.product("shaked"), "--source", "replay:\(trace)", "--socket", socket] + arguments,
-            pidFile: pidFile)
-        let listening = process.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
-        #expect(listening, "the daemon did not create its socket: \(process.stderr)")
-        return (process, socket, directory)
+        try Harness.startReplayDaemon(name, trace: trace, arguments: arguments)
     }
 
     func lines(_ text: String) -> [[String: Any]] {
