@@ -85,14 +85,10 @@ BUILD_ROOT ?= .build
 BINDIR_BUILD ?= $(BUILD_ROOT)/release
 # The installed binaries carry the Swift runtime: they keep working when the toolchain changes or goes away.
 INSTALL_SWIFT_FLAGS ?= --static-swift-stdlib
-# Where install-files writes the man pages and completions it generates from those binaries.
+# Where install-files writes the completions it generates from those binaries (man pages are in man/).
 GENERATED_DIR ?= $(BUILD_ROOT)/install-files
-# swift-argument-parser's generate-manual tool; when empty, it is built in MANUAL_SCRATCH.
-GENERATE_MANUAL ?=
-MANUAL_SCRATCH ?= $(BUILD_ROOT)
 INSTALL_VARIABLES = PREFIX="$(PREFIX)" SYSCONFDIR="$(SYSCONFDIR)" DESTDIR="$(DESTDIR)" \
-	BINDIR_BUILD="$(BINDIR_BUILD)" GENERATED_DIR="$(GENERATED_DIR)" GENERATE_MANUAL="$(GENERATE_MANUAL)" \
-	MANUAL_SCRATCH="$(MANUAL_SCRATCH)" SWIFT="$(SWIFT)"
+	BINDIR_BUILD="$(BINDIR_BUILD)" GENERATED_DIR="$(GENERATED_DIR)"
 
 .PHONY: install install-files uninstall
 

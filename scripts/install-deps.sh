@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and the tests need, when they are missing.
 # As root it installs them with apt-get; otherwise it names what is missing and how to install it.
 set -euo pipefail
-packages=(pkg-config libiio-dev libiio-utils umockdev libumockdev0 libsystemd-dev python3 systemd librsvg2-bin)
+packages=(pkg-config libiio-dev libiio-utils umockdev libumockdev0 libsystemd-dev python3 systemd librsvg2-bin mandoc groff-base)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
