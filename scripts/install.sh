@@ -6,7 +6,7 @@
 #   scripts/install.sh uninstall   removes exactly those files again
 #
 # The Makefile passes its variables in the environment: PREFIX, SYSCONFDIR, DESTDIR, BINDIR_BUILD,
-# GENERATED_DIR. docs/install.md is the guide for people.
+# GENERATED_DIR; debian/rules also UNITDIR, UDEVRULESDIR, SYSUSERSDIR and TMPFILESDIR. docs/install.md is the guide for people.
 #
 # The configuration file is the one file an administrator edits, so it is never overwritten and is removed
 # only while it is exactly the shipped one. With DESTDIR empty and run as root, the script also tells
@@ -24,10 +24,12 @@ GENERATED_DIR=${GENERATED_DIR:-.build/install-files}
 
 bindir=$PREFIX/bin
 sbindir=$PREFIX/sbin
-unitdir=$PREFIX/lib/systemd/system
-udevrulesdir=$PREFIX/lib/udev/rules.d
-sysusersdir=$PREFIX/lib/sysusers.d
-tmpfilesdir=$PREFIX/lib/tmpfiles.d
+# Where systemd and udev files go: under PREFIX by default; a distribution package names its own places
+# (debian/rules: the units and the rule in /lib, as Debian 12 has them).
+unitdir=${UNITDIR:-$PREFIX/lib/systemd/system}
+udevrulesdir=${UDEVRULESDIR:-$PREFIX/lib/udev/rules.d}
+sysusersdir=${SYSUSERSDIR:-$PREFIX/lib/sysusers.d}
+tmpfilesdir=${TMPFILESDIR:-$PREFIX/lib/tmpfiles.d}
 mandir=$PREFIX/share/man
 docdir=$PREFIX/share/doc/shaked
 bashcompletiondir=$PREFIX/share/bash-completion/completions
@@ -70,7 +72,8 @@ generate() {
         [ -x "$binary" ] || { echo "install: no $binary; build first (make install builds)" >&2; exit 1; }
     done
     mkdir -p "$GENERATED_DIR"
-    "$shakectl" --generate-completion-script bash > "$GENERATED_DIR/shakectl.bash"
+    # A completion script is sourced, not run: no #! line.
+    "$shakectl" --generate-completion-script bash | sed '1{/^#!/d}' > "$GENERATED_DIR/shakectl.bash"
     "$shakectl" --generate-completion-script zsh > "$GENERATED_DIR/_shakectl"
     "$shakectl" --generate-completion-script fish > "$GENERATED_DIR/shakectl.fish"
     say generated "completions in $GENERATED_DIR"
@@ -94,7 +97,7 @@ install_files() {
         target=$DESTDIR$destination
         mkdir -p "$(dirname "$target")"
         case $kind in
-            bin) install -m "$mode" "$BINDIR_BUILD/$source" "$target" ;;
+            bin) install -s -m "$mode" "$BINDIR_BUILD/$source" "$target" ;;
             generated) install -m "$mode" "$GENERATED_DIR/$source" "$target" ;;
             file) install -m "$mode" "$source" "$target" ;;
             unit)
