@@ -57,13 +57,26 @@ struct SocketTests {
             "shakectl",
             [
                 "exec", "--socket", socket, "--count", "1", "--", "sh", "-c",
-                "echo \"$SHAKE_PHASE $SHAKE_SEQ $SHAKE_AXIS $SHAKE_REVERSALS\" >> '\(marker)'",
+                "echo \"$SHAKE_PHASE $SHAKE_SEQ $SHAKE_AXIS $SHAKE_REVERSALS\" >> '\(marker)'; "
+                    + "env | grep '^SHAKE_' | cut -d= -f1 > '\(marker).env'",
             ])
         #expect(exec.status == 0, "\(exec.stderr)")
         let written = (try? String(contentsOfFile: marker, encoding: .utf8)) ?? ""
         let fields = written.split(separator: " ")
         #expect(fields.first == "ended")
         #expect(fields.count == 4 && Int(fields[1]) != nil && Int(fields[3].trimmingCharacters(in: .newlines)) != nil)
+        // Every variable exec sets is documented: in its --help, the README and shakectl(1).
+        let variables = try String(contentsOfFile: "\(marker).env", encoding: .utf8).split(separator: "\n")
+        #expect(variables.count >= 8)
+        let help = try Command.run("shakectl", ["exec", "--help"]).stdout
+        let readme = try String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let manual = try String(
+            contentsOf: Fixtures.repository.appendingPathComponent("man/shakectl.1"), encoding: .utf8)
+        for variable in variables {
+            #expect(help.contains(variable), "exec --help does not mention \(variable)")
+            #expect(readme.contains(variable), "README.md does not mention \(variable)")
+            #expect(manual.contains(variable), "shakectl(1) does not mention \(variable)")
+        }
 
         // record: a trace that the detector reads back.
         let recorded = "\(directory)/recorded.csv"
