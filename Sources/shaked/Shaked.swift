@@ -3,6 +3,7 @@ import Foundation
 import IIOSensor
 import ShakeConfig
 public import ShakeDetection
+import ShakeProtocol
 
 /// The daemon's command line. Only option parsing lives here; `Shaked+build.swift` wires the parts.
 @main
@@ -136,6 +137,7 @@ struct Shaked: ParsableCommand {
             throw ValidationError("--socket-mode must be an octal mode such as 0660, not '\(socketMode)'")
         }
         if noSocket, socket != nil { throw ValidationError("--socket and --no-socket contradict each other") }
+        if let socket, let problem = SocketPath.problem(with: socket) { throw ValidationError("--socket: \(problem)") }
         if let socketGroup, AccountResolver.system.resolve(.group(.name(socketGroup))) == nil {
             throw ValidationError("--socket-group: no group named '\(socketGroup)'")
         }

@@ -282,3 +282,21 @@ struct InProgressShakeTests {
         #expect((daemon.events.last?["began"] as? Double).map { abs($0 - began) < 0.001 } == true)
     }
 }
+
+/// `--socket` is held to the same rule as `socket.path` in the configuration file, before anything starts.
+struct SocketOptionTests {
+    @Test(arguments: [
+        ("", "--socket: empty; expected an absolute path"),
+        ("here.sock", "--socket: 'here.sock' is relative; expected an absolute path"),
+        (
+            "/" + String(repeating: "s", count: 107),
+            "--socket: 108 bytes long; a Unix socket's path has at most 107 bytes"
+        ),
+    ])
+    func aSocketPathThatCannotBeOneIsRefused(path: String, message: String) throws {
+        let result = try Command.run(
+            "shaked", ["--source", "replay:\(Fixtures.path("walking.csv"))", "--socket", path])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+}

@@ -160,7 +160,12 @@ struct ConfigLoaderTests {
         ("sensor:\n  speed: 2\n", "sensor.speed: unknown key; known keys: source, device, rate, always_on"),
         ("socket:\n  mode: 0999\n", "socket.mode: expected an octal mode such as \"0660\", found '0999'"),
         ("socket:\n  mode: 01777\n", "socket.mode: expected an octal mode"),
-        ("socket:\n  path: relative.sock\n", "socket.path: expected an absolute path"),
+        ("socket:\n  path: relative.sock\n", "socket.path: 'relative.sock' is relative; expected an absolute path"),
+        ("socket:\n  path: \"\"\n", "socket.path: empty; expected an absolute path"),
+        (
+            "socket:\n  path: /\(String(repeating: "s", count: 107))\n",
+            "socket.path: 108 bytes long; a Unix socket's path has at most 107 bytes"
+        ),
         ("socket:\n  group: wheel-of-fortune\n", "socket.group: no group named 'wheel-of-fortune'"),
         ("clients:\n  max_clients: 0\n", "clients.max_clients: 0 is out of range; allowed: 1...65536"),
         ("clients:\n  queue_limit: 2.5\n", "clients.queue_limit: expected a whole number, found '2.5'"),
