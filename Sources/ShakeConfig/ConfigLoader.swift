@@ -13,14 +13,35 @@ public enum ConfigLoader {
     public static func load(path: String, accounts: AccountResolver = .system) throws(ConfigError)
         -> ShakedConfiguration
     {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw ConfigError(file: path, message: exists ? "cannot be read" : "no such file")
-        }
+        let data = try readBounded(path: path, limit: NestingLimit.maxBytes)
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigError(file: path, message: "is not UTF-8 text")
         }
         return try parse(text, source: path, accounts: accounts)
+    }
+
+    /// Reads at most `limit` bytes: a larger file is refused after reading one byte past the limit, never read
+    /// whole (a reload of a huge file must not cost the daemon its memory).
+    static func readBounded(path: String, limit: Int) throws(ConfigError) -> Data {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw ConfigError(file: path, message: exists ? "cannot be read" : "no such file")
+        }
+        defer { try? handle.close() }
+        var data = Data()
+        do {
+            while data.count <= limit, let chunk = try handle.read(upToCount: min(64 << 10, limit + 1 - data.count)),
+                !chunk.isEmpty
+            {
+                data.append(chunk)
+            }
+        } catch {
+            throw ConfigError(file: path, message: "cannot be read")
+        }
+        guard data.count <= limit else {
+            throw ConfigError(file: path, line: 1, message: "the file is larger than \(limit / 1024) KB")
+        }
+        return data
     }
 
     /// The sections a file may have.

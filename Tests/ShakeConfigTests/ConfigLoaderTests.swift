@@ -1,6 +1,8 @@
+import Foundation
 import ShakeConfig
 import ShakeDetection
 import ShakeTestSupport
+import Synchronization
 import Testing
 
 struct ConfigLoaderTests {
@@ -192,5 +194,38 @@ struct ConfigLoaderTests {
         #expect(throws: ConfigError(file: "/nonexistent.yaml", message: "no such file")) {
             try ConfigLoader.load(path: "/nonexistent.yaml")
         }
+    }
+}
+
+/// A configuration file is never read whole before its size is known to be sane: a reload pointed at a huge
+/// file, or at a pipe that never ends, costs one megabyte.
+struct ConfigSizeTests {
+    @Test func anEndlessFileIsReadOnlyUpToTheLimit() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-size-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let fifo = directory.appendingPathComponent("endless.yaml").path
+        unlink(fifo)
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let written = Mutex(0)
+        let writer = Thread {
+            let descriptor = open(fifo, O_WRONLY)
+            guard descriptor >= 0 else { return }
+            defer { close(descriptor) }
+            let chunk = [UInt8](repeating: UInt8(ascii: "#"), count: 64 << 10)
+            // 64 MB at most: far more than the reader may take.
+            for _ in 0..<1024 {
+                let count = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                guard count > 0 else { return }
+                written.withLock { $0 += count }
+            }
+        }
+        writer.start()
+        #expect(throws: ConfigError(file: fifo, line: 1, message: "the file is larger than 1024 KB")) {
+            try ConfigLoader.load(path: fifo)
+        }
+        while !writer.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        // What the reader took, plus what fitted in the pipe when it closed.
+        #expect(written.withLock { $0 } < 4 << 20)
     }
 }
