@@ -33,9 +33,10 @@ struct Shaked: ParsableCommand {
             passes a listening socket (socket activation), it is used instead. Capture from a sensor runs only \
             while somebody listens (a subscriber, --print-events, or --always-on).
 
-            --print-events writes each event as one JSON line on standard output:
+            --print-events writes each event as one JSON line on standard output (the second is folded here):
               {"event":"shake","phase":"began","time":2.13}
-              {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,"peak":28.02,"axis":"x","reversals":11}
+              {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,
+               "peak":28.02,"axis":"x","reversals":11}
             Times are seconds on the sensor's clock. The log goes to standard error.
 
             Configuration: /etc/shaked/shaked.yaml when it exists, or --config FILE; options given on the \
@@ -56,7 +57,8 @@ struct Shaked: ParsableCommand {
               shaked --check-config /etc/shaked/shaked.yaml
               shaked --device display --rate 100 --sensitivity hard
               shaked --source replay:demo/demo-trace.csv --speed 0 --print-events
-            """
+            """,
+        version: ShakedVersion.current
     )
 
     // Options that the configuration file also sets: nil (not given) leaves the file's value.

@@ -150,3 +150,30 @@ enum ManPages {
         return "\n" + String(rest[..<end])
     }
 }
+
+/// What both programs say about themselves: one version, the Debian package's too, and help that reads well
+/// at 80 columns.
+struct VersionAndHelpTests {
+    @Test(arguments: ["shaked", "shakectl"])
+    func theVersionIsThePackagesVersion(program: String) throws {
+        let changelog = try String(
+            contentsOf: Fixtures.repository.appendingPathComponent("debian/changelog"), encoding: .utf8)
+        let packaged = try #require(changelog.firstMatch(of: /^shaked \(([^)]+)\)/)?.1)
+        let result = try Command.run(program, ["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "\(packaged)\n")
+    }
+
+    @Test func theDaemonsHelpKeepsItsJSONExampleWhole() throws {
+        let help = try Command.run("shaked", ["--help"]).stdout
+        #expect(help.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(help.contains(#"  {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,"#))
+        #expect(help.contains("\n   \"peak\":28.02,\"axis\":\"x\",\"reversals\":11}\nTimes are seconds"))
+    }
+
+    @Test func execShowsItsDefaultAsItIsWritten() throws {
+        let help = try Command.run("shakectl", ["exec", "--help"]).stdout
+        #expect(help.contains("default: ended)"), "\(help)")
+        #expect(!help.contains("PhaseList"))
+    }
+}
