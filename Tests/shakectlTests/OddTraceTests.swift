@@ -60,3 +60,43 @@ struct OddTraceTests {
         #expect(result.stdout.contains("\"corpus\":") && result.stdout.contains("\"false_shakes\":0"))
     }
 }
+
+/// Where plot writes when the trace has no file name of its own, and where it finds its PNG converter.
+struct PlotOutputTests {
+    @Test func standardInputIsPlottedToStandardOutput() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plot-stdin-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let trace = try String(contentsOfFile: Fixtures.path("shake-horizontal-100hz.csv"), encoding: .utf8)
+        let shakectl = Command.productsDirectory.path + "/shakectl"
+        let result = try Command.run(
+            "/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" plot -", shakectl, directory.path], input: trace)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("<svg "))
+        #expect(result.stdout.contains("ended"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "a file was written")
+        let piped = try Command.run(
+            "/bin/bash", ["-c", "\"$0\" plot <(cat \"$1\")", shakectl, Fixtures.path("shake-horizontal-100hz.csv")])
+        #expect(piped.status == 0 && piped.stdout.hasPrefix("<svg "), "\(piped.stderr)")
+    }
+
+    /// rsvg-convert is whichever PATH names first: here a stand-in that records how it was called.
+    @Test func thePNGConverterIsFoundOnThePath() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plot-path-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let converter = directory.appendingPathComponent("rsvg-convert").path
+        try "#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/called\"\ncat > \"$4\"\n".write(
+            toFile: converter, atomically: true, encoding: .utf8)
+        chmod(converter, 0o755)
+        let output = directory.appendingPathComponent("plot.png").path
+        let result = try Command.run(
+            "shakectl", ["plot", Fixtures.path("tap.csv"), "--out", output],
+            environment: ["PATH": "\(directory.path):/usr/bin:/bin"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let called = try String(contentsOfFile: directory.appendingPathComponent("called").path, encoding: .utf8)
+        #expect(called == "--format png --output \(output)\n")
+        let missing = try Command.run(
+            "shakectl", ["plot", Fixtures.path("tap.csv"), "--out", output], environment: ["PATH": "/nonexistent"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("PNG output needs rsvg-convert on PATH"))
+    }
+}
