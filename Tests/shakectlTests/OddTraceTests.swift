@@ -61,6 +61,22 @@ struct OddTraceTests {
     }
 }
 
+/// plot on spans a double can barely hold: each is drawn, in bounded time, with no coordinate that is not a number.
+struct PlotSpanTests {
+    @Test(arguments: [
+        "time,x,y,z\n1e300,0,0,9.8\n1e300,1,0,9.8\n",
+        "time,x,y,z\n-1e308,0,0,9.8\n1e308,1,0,9.8\n",
+        "time,x,y,z\n1e300,0,0,9.8\n1e308,1,0,9.8\n",
+        "time,x,y,z\n0,0,0,9.8\n",
+    ])
+    func anAbsurdSpanIsStillDrawn(trace: String) throws {
+        let result = try Command.run("shakectl", ["plot", "-"], input: trace)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("<svg ") && result.stdout.hasSuffix("</svg>\n"))
+        #expect(!result.stdout.contains("nan") && !result.stdout.contains("NaN") && !result.stdout.contains("inf"))
+    }
+}
+
 /// Where plot writes when the trace has no file name of its own, and where it finds its PNG converter.
 struct PlotOutputTests {
     @Test func standardInputIsPlottedToStandardOutput() throws {
