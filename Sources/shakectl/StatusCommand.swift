@@ -26,23 +26,27 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         let sensor = status.sensor
-        var lines = [
-            "sensor:       "
-                + ([sensor.source, sensor.name, sensor.id.map { "(\($0))" }, sensor.location].compactMap { $0 }.joined(
-                    separator: " ")),
-            "rate:         " + (sensor.rate.map { JSONObjectWriter.format($0, decimals: 1) + " Hz" } ?? "unknown"),
-            "subscribers:  \(status.subscribers)",
-            "shaking:      \(status.shaking ? "yes" : "no")",
-            "last seq:     \(status.seq)",
-            "uptime:       \(JSONObjectWriter.format(status.uptime, decimals: 0)) s",
+        var rows: [(String, String)] = [
+            (
+                "sensor",
+                [sensor.source, sensor.name, sensor.id.map { "(\($0))" }, sensor.location].compactMap { $0 }.joined(
+                    separator: " ")
+            ),
+            ("rate", sensor.rate.map { JSONObjectWriter.format($0, decimals: 1) + " Hz" } ?? "unknown"),
+            ("subscribers", "\(status.subscribers)"),
+            ("shaking", status.shaking ? "yes" : "no"),
+            ("last seq", "\(status.seq)"),
+            ("uptime", "\(JSONObjectWriter.format(status.uptime, decimals: 0)) s"),
         ]
         for key in status.counters.keys.sorted() {
-            let name = key.replacingOccurrences(of: "_", with: " ") + ":"
-            lines.append(
-                name.padding(toLength: max(14, name.count + 1), withPad: " ", startingAt: 0)
-                    + "\(status.counters[key] ?? 0)")
+            rows.append((key.replacingOccurrences(of: "_", with: " "), "\(status.counters[key] ?? 0)"))
         }
-        print(lines.joined(separator: "\n"))
+        // One column for every value, however long the longest name; what the daemon says of its sensor (a
+        // name from the device) cannot drive the terminal.
+        let width = rows.map { $0.0.count }.max()! + 2
+        let lines = rows.map { name, value in (name + ":").padding(toLength: width, withPad: " ", startingAt: 0) + value
+        }
+        print(StandardStreams.printable(lines.joined(separator: "\n")))
     }
 }
 

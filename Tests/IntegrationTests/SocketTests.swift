@@ -139,3 +139,27 @@ struct SocketTests {
         #expect(activated, "\(activator.stderr)")
     }
 }
+
+/// `shakectl status` as a person reads it: every value in one column, and nothing from the daemon (here a
+/// sensor named after a file with an escape sequence in its name) that can drive the terminal.
+struct ReadableStatusTests {
+    @Test func valuesLineUpAndControlCharactersAreEscaped() throws {
+        let directory = try Harness.scratch("status-readable")
+        let trace = "\(directory)/\u{1B}[31mred.csv"
+        try FileManager.default.copyItem(atPath: Fixtures.path("walking.csv"), toPath: trace)
+        let (daemon, socket, _) = try Harness.startReplayDaemon(
+            "status-readable-daemon", trace: trace, arguments: ["--loop"])
+        defer { _ = daemon.stop(signal: SIGTERM) }
+        let status = try Harness.shakectl(["status", "--socket", socket])
+        #expect(!status.contains("\u{1B}"))
+        #expect(status.contains(#"\u{1B}[31mred.csv"#), "\(status)")
+        let lines = status.split(separator: "\n")
+        #expect(lines.count > 8)
+        let columns = Set(
+            lines.map { line in
+                let afterColon = line[line.index(after: line.firstIndex(of: ":")!)...]
+                return line.count - afterColon.drop(while: { $0 == " " }).count
+            })
+        #expect(columns.count == 1, "values start at columns \(columns.sorted()):\n\(status)")
+    }
+}
