@@ -62,4 +62,27 @@ struct PeerIdentityTests {
         #expect(joinerAnswered, "\(joiner.stdout)\(joiner.stderr)")
         #expect(joiner.stdout.contains(#"answer {"event":"error","error":"forbidden""#), "\(joiner.stdout)")
     }
+
+    /// A refused `record` leaves no file and no header behind, and says what would allow it.
+    @Test func aRefusedRecordingWritesNothingAndSaysWhatWouldAllowIt() throws {
+        let (daemon, socket, directory) = try Harness.startReplayDaemon(
+            "record-refused", trace: Fixtures.path("walking.csv"), arguments: ["--loop"])
+        defer { _ = daemon.stop(signal: SIGTERM) }
+        chmod(directory, 0o777)
+        let file = "\(directory)/refused.csv"
+        let shakectl = Harness.product("shakectl")
+        for out in [file, "-"] {
+            let result = try Command.run(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=65534", "--regid=65534", "--clear-groups", shakectl, "record", "--socket", socket,
+                    "--seconds", "1", "--out", out,
+                ])
+            #expect(result.status == 1)
+            #expect(result.stdout.isEmpty, "\(result.stdout)")
+            #expect(result.stderr.contains("the daemon refused"), "\(result.stderr)")
+            #expect(result.stderr.contains("usermod -aG shaked-admin"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: file))
+        }
+    }
 }
