@@ -74,6 +74,7 @@ report() {
     while IFS= read -r line; do say "$name event $line"; done </tmp/$name.events
     while IFS= read -r line; do say "$name feeder $line"; done </tmp/$name.feeder
     while IFS= read -r line; do say "$name log $line"; done </tmp/$name.log
+    [ -f /tmp/$name.sent ] && while IFS= read -r line; do say "$name sent $line"; done </tmp/$name.sent
     say "$name end $(uptime_s)"
 }
 
@@ -101,7 +102,7 @@ hid() {
         sleep "$late"
         say "$name info waited=$late"
     fi
-    /bin/uhid-accel "$@" /traces/$trace >/tmp/$name.feeder 2>&1 &
+    /bin/uhid-accel --sent /tmp/$name.sent "$@" /traces/$trace >/tmp/$name.feeder 2>&1 &
     fpid=$!
     if ! find_device accel_3d 30 >/dev/null; then say "$name info no_device"; fi
     [ -z "$late" ] && start_daemon

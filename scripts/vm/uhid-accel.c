@@ -17,6 +17,8 @@
  *   --jitter MS       send each row up to MS milliseconds late (uniform)
  *   --seed N          randomness for the three above
  *   --wait-stream S   give up when nobody starts streaming within S seconds (default 60)
+ *   --sent FILE       write a line per input report sent: "MONO ROW" (CLOCK_MONOTONIC seconds around the write,
+ *                     the trace row it carried): the trace as the kernel received it
  * It prints, on standard output, "uhid-accel: start MONO" (CLOCK_MONOTONIC seconds at which the first row was
  * sent; trace time 0 is the first row's time) and a summary at the end.
  */
@@ -90,6 +92,8 @@ static size_t nrows;
 static int32_t current[3];
 static int fd = -1;
 static int streaming;
+static FILE *sent_log;
+static size_t current_row;
 
 static double now(void) {
     struct timespec ts;
@@ -131,7 +135,9 @@ static void send_input(void) {
     ev.type = UHID_INPUT2;
     ev.u.input2.size = 13;
     input_bytes(ev.u.input2.data);
+    double before = now();
     send_event(&ev);
+    if (sent_log) fprintf(sent_log, "%.6f %zu\n", (before + now()) / 2, current_row);
 }
 
 static void create_device(void) {
@@ -234,6 +240,7 @@ static void load(const char *path) {
 static double uniform(void) { return (double)random() / ((double)RAND_MAX + 1.0); }
 
 static void set_row(size_t i) {
+    current_row = i;
     current[0] = milli_g(rows[i].x);
     current[1] = milli_g(rows[i].y);
     current[2] = milli_g(rows[i].z);
@@ -251,7 +258,7 @@ static void wait_stream(double limit) {
 int main(int argc, char **argv) {
     double vanish_at = -1, return_after = -1, hold = 2, repeat_p = 0, skip_p = 0, jitter_ms = 0, wait_limit = 60;
     long seed = 1;
-    const char *trace = NULL;
+    const char *trace = NULL, *sent_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double *target = NULL;
@@ -263,6 +270,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--jitter")) target = &jitter_ms;
         else if (!strcmp(a, "--wait-stream")) target = &wait_limit;
         else if (!strcmp(a, "--seed") && i + 1 < argc) { seed = atol(argv[++i]); continue; }
+        else if (!strcmp(a, "--sent") && i + 1 < argc) { sent_path = argv[++i]; continue; }
         else if (a[0] != '-' && !trace) { trace = a; continue; }
         else { fprintf(stderr, "uhid-accel: bad argument %s\n", a); return 64; }
         if (i + 1 >= argc) { fprintf(stderr, "uhid-accel: %s needs a value\n", a); return 64; }
@@ -271,6 +279,7 @@ int main(int argc, char **argv) {
     if (!trace) { fprintf(stderr, "usage: uhid-accel [options] TRACE.csv\n"); return 64; }
     srandom((unsigned)seed);
     load(trace);
+    if (sent_path && !(sent_log = fopen(sent_path, "w"))) die(sent_path);
     fd = open("/dev/uhid", O_RDWR | O_CLOEXEC);
     if (fd < 0) die("/dev/uhid");
     set_row(0);
@@ -320,6 +329,8 @@ int main(int argc, char **argv) {
             if (streaming) { send_input(); sent++; }
         }
     }
+    if (sent_log) fclose(sent_log);
+    sent_log = NULL;
     printf("uhid-accel: done sent=%lu repeated=%lu skipped=%lu late=%lu\n", sent, repeated, skipped, late);
     fflush(stdout);
     /* Keep the device until killed, answering requests, so that the daemon does not see it vanish. */

@@ -148,5 +148,6 @@ if [ $status -eq 124 ]; then
   cat "$log" >&2
   exit 1
 fi
+rm -rf "$cache/delivered" && mkdir -p "$cache/delivered"
 python3 "$root/scripts/vm/check.py" --log "$log" --traces "$traces" --shakectl "$bin/shakectl" --scenarios "$scenarios" \
-  --wall "$((booted - started))"
+  --delivered "$cache/delivered" --wall "$((booted - started))"
