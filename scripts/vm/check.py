@@ -35,6 +35,24 @@ SCENARIOS = {
     "irregular": dict(trace="shakes3.csv", ended=3, irregular=True),
     "clock-step": dict(trace="shake-horizontal-100hz.csv"),
     "kxcjk": dict(trace="shake-horizontal-100hz.csv", device="kxcjk"),
+    "systemd": dict(trace="shakes3.csv", ended=3, systemd=True),
+}
+# The systemd image: what its report must say (info key: expected value).
+SYSTEMD_EXPECTED = {
+    "socket": "active",  # shaked.socket listens from boot
+    "service_after_sensor": "active",  # udev started the service when the accelerometer appeared
+    "node_group": "shaked",  # the udev rule gave the daemon's group the device node
+    "clock_group": "shaked",  # ... and the timestamp clock attribute
+    "user": "shaked",
+    "capeff": "0000000000000000",  # no capability
+    "nonewprivs": "1",
+    "sandbox_write": "refused",  # the file system is read-only to it
+    "clock": "monotonic",
+    "watermark": "20",
+    "reload_status": "0",
+    "after_reload": "active",
+    "same_pid": "yes",  # a reload is not a restart
+    "listener_after_reload": "connected",
 }
 # libiio's own lines, as it prints them on stderr (the daemon's logger starts its lines with a date).
 RAW_LIBIIO = re.compile(r"^(WARNING|ERROR|DEBUG|INFO): ")
@@ -101,9 +119,12 @@ def parse(log_path):
             s["lines"].append(line)
             if kind == "event":
                 try:
-                    s["events"].append(json.loads(rest))
+                    event = json.loads(rest)
                 except ValueError:
                     s.setdefault("bad", []).append(rest)
+                else:
+                    if event.get("event") == "shake":  # a subscriber also gets hello and status lines
+                        s["events"].append(event)
             elif kind == "feeder":
                 s["feeder"].append(rest)
             elif kind == "sent":
@@ -242,6 +263,19 @@ def check(name, s, spec, args, tmp):
             problems.append("%d shakes, expected %d" % (n, spec["ended"]))
     if spec.get("waited") and not any(re.search("waiting for (a sensor|one) to appear", line) for line in s["log"]):
         problems.append("the daemon did not report waiting for a sensor")
+    if spec.get("systemd"):
+        info = s["info"]
+        if info.get("service_before_sensor") == "active":
+            problems.append("shaked.service ran before any sensor appeared or anyone connected")
+        for key, value in SYSTEMD_EXPECTED.items():
+            if info.get(key) != value:
+                problems.append("%s is %s, expected %s" % (key, info.get(key), value))
+        ended = sum(1 for e in s["events"] if e.get("phase") == "ended")
+        if info.get("journal_ended") != str(ended):
+            problems.append("journalctl -u shaked PHASE=ended found %s events, the subscriber got %d"
+                            % (info.get("journal_ended"), ended))
+        notes.append("udev started the service, %d shakes to shakectl listen and in the journal, reload kept the "
+                     "subscriber" % ended)
     if spec.get("wakeups"):
         info = s["info"]
         try:

@@ -15,7 +15,8 @@ cache=${VM_CACHE:-$root/.build-vm}
 bin=${VM_BIN:-$root/.build/debug}
 scenarios=${VM_SCENARIOS:-all}
 timeout_s=${VM_TIMEOUT:-900}
-all_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,kxcjk"
+busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,kxcjk"
+all_scenarios="$busybox_scenarios,systemd"
 
 skip() {
   if [ "${VM_REQUIRED:-0}" = 1 ]; then
@@ -39,6 +40,7 @@ dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "install ok in
 command -v cpio >/dev/null || need+=(cpio)
 command -v depmod >/dev/null || need+=(kmod)
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
+[[ ,$scenarios, == *,systemd,* || $scenarios == all ]] && ! command -v mmdebstrap >/dev/null && need+=(mmdebstrap)
 if [ ${#need[@]} -gt 0 ]; then
   echo "vm: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -96,7 +98,7 @@ done
 cp "$cache"/bin/* "$stage/bin/"
 cp "$root/scripts/vm/guest-init.sh" "$stage/init"
 chmod +x "$stage/init"
-echo "$all_scenarios" >"$stage/etc/vm-scenarios"
+echo "$busybox_scenarios" >"$stage/etc/vm-scenarios"
 cp "$traces"/*.csv "$stage/traces/"
 modules=(uhid hid-sensor-hub hid-sensor-accel-3d i2c-stub i2c-dev kxcjk-1013)
 moddir=$kernel_dir/root/lib/modules/$release
@@ -132,22 +134,87 @@ if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo && [ "${VM_KVM:-auto}" !
   fi
 fi
 [ "$scenarios" = all ] && scenarios=$all_scenarios
+# The busybox guest runs every scenario but "systemd", which boots an image of its own.
+guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx systemd | paste -sd, -) || true
 log=$cache/serial.log
-echo "vm: booting (${accel[*]}), scenarios: $scenarios"
-set +e
-timeout "$timeout_s" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 1536 -kernel "$vmlinuz" -initrd "$initrd" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=3 shaked.scenarios=$scenarios" \
-  -nographic -no-reboot -monitor none -serial "file:$log" </dev/null >/dev/null 2>&1
-status=$?
-set -e
+: >"$log"
+
+# Boots an initramfs; appends the serial console to $log. $1: initramfs, $2: memory (MiB), $3: command line.
+boot() {
+  local serial=$cache/serial-part.log status
+  set +e
+  timeout "$timeout_s" qemu-system-x86_64 "${accel[@]}" -smp 2 -m "$2" -kernel "$vmlinuz" -initrd "$1" \
+    -append "console=ttyS0 panic=-1 quiet loglevel=3 $3" \
+    -nographic -no-reboot -monitor none -serial "file:$serial" </dev/null >/dev/null 2>&1
+  status=$?
+  set -e
+  cat "$serial" >>"$log"
+  if [ $status -eq 124 ]; then
+    echo "vm: the guest did not power off within $timeout_s s; its serial log:" >&2
+    cat "$serial" >&2
+    exit 1
+  fi
+}
+
+if [ -n "$guest_scenarios" ]; then
+  echo "vm: booting (${accel[*]}), scenarios: $guest_scenarios"
+  boot "$initrd" 1536 "shaked.scenarios=$guest_scenarios"
+fi
+
+if [[ ,$scenarios, == *,systemd,* ]]; then
+  # A minimal Debian with systemd as PID 1 and udev, the project installed by scripts/install.sh (DESTDIR).
+  rootfs=$cache/systemd-rootfs.tar
+  if [ ! -s "$rootfs" ]; then
+    echo "vm: building the systemd image (mmdebstrap)"
+    mmdebstrap --quiet --format=tar --variant=minbase --include=systemd,systemd-sysv,udev,kmod,libiio0,dbus \
+      --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+      --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$rootfs.part" >/dev/null \
+      || skip "mmdebstrap cannot build the systemd image from the distribution's archive"
+    mv "$rootfs.part" "$rootfs"
+  fi
+  sysroot=$cache/systemd-root
+  rm -rf "$sysroot" && mkdir -p "$sysroot"
+  tar -xf "$rootfs" -C "$sysroot"
+  mkdir -p "$sysroot/lib/modules/$release"
+  cp -a "$stage/lib/modules/$release/." "$sysroot/lib/modules/$release/"
+  cp "$moddir/modules.builtin.modinfo" "$sysroot/lib/modules/$release/" 2>/dev/null || true
+  depmod -b "$sysroot" "$release"  # kmod's modprobe reads the binary indexes
+  # Man pages are not what this tests: a stand-in for swift-argument-parser's generate-manual.
+  printf '#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in --section) s=$2; shift;; --output-directory) d=$2; shift;; --*) shift;; *) b=$(basename "$1");; esac; shift; done\n: >"$d/$b.$s"\n' \
+    >"$cache/bin/no-manual"
+  chmod +x "$cache/bin/no-manual"
+  PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=$sysroot BINDIR_BUILD=$bin GENERATED_DIR=$cache/generated \
+    GENERATE_MANUAL=$cache/bin/no-manual "$root/scripts/install.sh" install >/dev/null
+  strip "$sysroot/usr/local/sbin/shaked" "$sysroot/usr/local/bin/shakectl"
+  ldd "$bin/shaked" "$bin/shakectl" | awk '/=> \// { print $3 }' | sort -u | while read -r lib; do
+    [ -e "$sysroot$lib" ] || { mkdir -p "$sysroot$(dirname "$lib")" && cp -L "$lib" "$sysroot$lib"; }
+  done
+  mkdir -p "$sysroot/usr/local/lib/shaked-vm/traces" "$sysroot/etc/systemd/system/multi-user.target.wants" \
+    "$sysroot/etc/systemd/system/sockets.target.wants"
+  cp "$cache/bin/uhid-accel" "$root/scripts/vm/systemd-test.sh" "$sysroot/usr/local/lib/shaked-vm/"
+  cp "$traces/shakes3.csv" "$sysroot/usr/local/lib/shaked-vm/traces/"
+  cat >"$sysroot/etc/systemd/system/shaked-vmtest.service" <<'UNIT'
+[Unit]
+Description=shaked VM test
+After=multi-user.target shaked.socket systemd-udevd.service
+[Service]
+Type=oneshot
+ExecStart=/usr/local/lib/shaked-vm/systemd-test.sh
+[Install]
+WantedBy=multi-user.target
+UNIT
+  ln -sf ../shaked-vmtest.service "$sysroot/etc/systemd/system/multi-user.target.wants/"
+  ln -sf /usr/local/lib/systemd/system/shaked.socket "$sysroot/etc/systemd/system/sockets.target.wants/"
+  for unit in serial-getty@ttyS0.service getty@tty1.service; do ln -sf /dev/null "$sysroot/etc/systemd/system/$unit"; done
+  ln -sf /lib/systemd/systemd "$sysroot/init"
+  echo shaked-vm >"$sysroot/etc/hostname"
+  (cd "$sysroot" && find . | cpio -o -H newc --quiet >"$cache/systemd.cpio")
+  echo "vm: booting the systemd image ($(($(stat -c %s "$cache/systemd.cpio") / 1048576)) MiB)"
+  boot "$cache/systemd.cpio" 3072 "systemd.show_status=0"
+fi
 booted=$(date +%s)
 [ -n "${VM_KEEP_LOG:-}" ] && cp "$log" "$VM_KEEP_LOG"
-echo "vm: guest ran for $((booted - prepared)) s (qemu status $status)"
-if [ $status -eq 124 ]; then
-  echo "vm: the guest did not power off within $timeout_s s; its serial log:" >&2
-  cat "$log" >&2
-  exit 1
-fi
+echo "vm: guests ran for $((booted - prepared)) s"
 rm -rf "$cache/delivered" && mkdir -p "$cache/delivered"
 python3 "$root/scripts/vm/check.py" --log "$log" --traces "$traces" --shakectl "$bin/shakectl" --scenarios "$scenarios" \
   --delivered "$cache/delivered" --wall "$((booted - started))"
