@@ -153,6 +153,7 @@ for name in $(echo "$scenarios" | tr , ' '); do
     irregular) hid shakes3.csv --jitter 8 --repeat 0.1 --skip 0.1 --seed 5 ;;
     clock-step) clockstep=2 hid shake-horizontal-100hz.csv ;;
     kxcjk) kxcjk shake-horizontal-100hz.csv ;;
+    probe) ;; # boots and powers off: does this accelerator run the kernel?
     *) say "$name unknown" ;;
     esac
 done

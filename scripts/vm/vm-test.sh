@@ -128,10 +128,12 @@ echo "vm: kernel $release, initramfs $(($(stat -c %s "$initrd") / 1048576)) MiB,
 # KVM only where the CPU has it and a stock kernel really boots; otherwise software emulation.
 accel=(-accel tcg -cpu max)
 if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo && [ "${VM_KVM:-auto}" != no ]; then
-  if timeout 60 qemu-system-x86_64 -accel kvm -cpu host -m 256 -kernel "$vmlinuz" -append "console=ttyS0 panic=-1 rdinit=/nonexistent" \
-    -nographic -no-reboot -monitor none >/dev/null 2>&1 </dev/null; then
-    accel=(-accel kvm -cpu host)
-  fi
+  probe=$cache/kvm-probe.log
+  rm -f "$probe"
+  timeout 120 qemu-system-x86_64 -accel kvm -cpu host -m 1536 -kernel "$vmlinuz" -initrd "$initrd" \
+    -append "console=ttyS0 panic=-1 quiet shaked.scenarios=probe" -nographic -no-reboot -monitor none \
+    -serial "file:$probe" >/dev/null 2>&1 </dev/null || true
+  grep -q "^@@ done" "$probe" 2>/dev/null && accel=(-accel kvm -cpu host)
 fi
 [ "$scenarios" = all ] && scenarios=$all_scenarios
 # The busybox guest runs every scenario but "systemd", which boots an image of its own.
