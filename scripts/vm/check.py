@@ -106,10 +106,14 @@ def parse(log_path):
     other = []
     with open(log_path, errors="replace") as f:
         for raw in f:
-            line = raw.rstrip("\r\n")
-            if not line.startswith("@@ "):
-                other.append(line)
+            line = raw.replace("\r", "").rstrip("\n")
+            # (the first line after the firmware may carry its terminal escapes in front)
+            at = line.find("@@ ")
+            if at < 0:
+                if line.strip():
+                    other.append(line)
                 continue
+            line = line[at:]
             parts = line[3:].split(" ", 2)
             if len(parts) < 2:
                 continue
@@ -328,8 +332,8 @@ def main():
             else:
                 passed += 1
                 print("vm: ok   %s%s: %s" % (name, guest, "; ".join(notes)))
-    if "done" not in scenarios and failed:
-        print("vm: the guest's serial log (other lines):")
+    if failed:
+        print("vm: the rest of the guests' serial log (the kernel's and systemd's lines, the last 80):")
         for line in other[-80:]:
             print("    " + line)
     total = " in %.0f s" % args.wall if args.wall else ""
