@@ -222,9 +222,9 @@ def check(name, s, spec, args, tmp):
         vm = [dict(e, time=e["time"] - starts[0] + t0) for e in s["events"]]
 
     lateness = 0.0
+    path = os.path.join(args.delivered, name + ".csv")
     if s.get("sent"):
         delivered = [[t] + q[i][1:] for t, i in s["sent"]]
-        path = os.path.join(args.delivered, name + ".csv")
         as_delivered = detect(args.shakectl, delivered, args.delivered, name + ".csv")
         before = len(problems)
         max_dt, max_dp = compare(s["events"], as_delivered, interval + 0.0005, lambda p: quantum + 0.011, problems)
