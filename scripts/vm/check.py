@@ -34,6 +34,7 @@ SCENARIOS = {
     "no-sensor": dict(trace="shake-both-100hz.csv", waited=True),
     "irregular": dict(trace="shakes3.csv", ended=3, irregular=True),
     "clock-step": dict(trace="shake-horizontal-100hz.csv"),
+    "clock-mapped": dict(trace="shake-vertical-100hz.csv", mapped=True),
     "kxcjk": dict(trace="shake-horizontal-100hz.csv", device="kxcjk"),
     "systemd": dict(trace="shakes3.csv", ended=3, systemd=True),
 }
@@ -267,6 +268,12 @@ def check(name, s, spec, args, tmp):
             problems.append("%d shakes, expected %d" % (n, spec["ended"]))
     if spec.get("waited") and not any(re.search("waiting for (a sensor|one) to appear", line) for line in s["log"]):
         problems.append("the daemon did not report waiting for a sensor")
+    if spec.get("mapped"):
+        if s["info"].get("clock_writable") != "no":
+            problems.append("the unprivileged daemon could write current_timestamp_clock (%s)" % s["info"].get("clock_writable"))
+        if not any("moved onto the monotonic clock" in line for line in s["log"]):
+            problems.append("the daemon did not say it maps the device's realtime timestamps")
+        notes.append("realtime stamps mapped onto the monotonic clock")
     if spec.get("systemd"):
         info = s["info"]
         if info.get("service_before_sensor") == "active":

@@ -57,8 +57,29 @@ ctxsw() {
 }
 
 start_daemon() {
-    /usr/bin/shaked --print-events --no-socket --log-level debug "$@" >/tmp/$name.events 2>/tmp/$name.log &
+    if [ -n "$as_user" ]; then
+        # (busybox su execs the shell, which execs the daemon: $! is the daemon)
+        su "$as_user" -s /bin/sh -c "exec /usr/bin/shaked --print-events --no-socket --log-level debug" \
+            >/tmp/$name.events 2>/tmp/$name.log &
+    else
+        /usr/bin/shaked --print-events --no-socket --log-level debug >/tmp/$name.events 2>/tmp/$name.log &
+    fi
     dpid=$!
+}
+
+# Lets an unprivileged user capture from the accelerometer, as the udev rule does for the service's group, but
+# leaves current_timestamp_clock to root: the daemon must then map the kernel's realtime stamps itself.
+unprivileged() {
+    dev=$(find_device accel_3d 30) || return 1
+    echo "vmuser:x:1000:1000::/tmp:/bin/sh" >>/etc/passwd
+    echo "vmuser:x:1000:" >>/etc/group
+    chmod 0666 "/dev/${dev##*/}"
+    for a in sampling_frequency in_accel_sampling_frequency buffer/enable buffer/length buffer/watermark trigger/current_trigger $dev/scan_elements/*_en; do
+        [ -f "$a" ] || a=$dev/$a
+        [ -f "$a" ] && chmod o+w "$a"
+    done
+    say "$name info clock_writable=$(su vmuser -s /bin/sh -c "test -w $dev/current_timestamp_clock && echo yes || echo no" 2>/dev/null)"
+    as_user=vmuser
 }
 
 stop_daemon() {
@@ -105,6 +126,7 @@ hid() {
     /bin/uhid-accel --sent /tmp/$name.sent "$@" /traces/$trace >/tmp/$name.feeder 2>&1 &
     fpid=$!
     if ! find_device accel_3d 30 >/dev/null; then say "$name info no_device"; fi
+    [ -n "$user" ] && unprivileged
     [ -z "$late" ] && start_daemon
     [ -n "$clockstep" ] && { wait_line /tmp/$name.feeder "start" 60; sleep "$clockstep"; date -s "@$(($(date +%s) - 3600))" >/dev/null; say "$name info clock_stepped_back=3600"; }
     [ -n "$wake" ] && { wait_line /tmp/$name.feeder "start" 60; sleep 2; measure "$wake"; }
@@ -114,7 +136,7 @@ hid() {
     kill $fpid 2>/dev/null
     wait $fpid 2>/dev/null
     report
-    late= clockstep= wake=
+    late= clockstep= wake= user= as_user=
 }
 
 # kxcjk-1013 on i2c-stub, polled, playing trace $1.
@@ -152,6 +174,7 @@ for name in $(echo "$scenarios" | tr , ' '); do
     no-sensor) late=3 hid shake-both-100hz.csv ;;
     irregular) hid shakes3.csv --jitter 8 --repeat 0.1 --skip 0.1 --seed 5 ;;
     clock-step) clockstep=2 hid shake-horizontal-100hz.csv ;;
+    clock-mapped) user=1 hid shake-vertical-100hz.csv ;;
     kxcjk) kxcjk shake-horizontal-100hz.csv ;;
     probe) ;; # boots and powers off: does this accelerator run the kernel?
     *) say "$name unknown" ;;

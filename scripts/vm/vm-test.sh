@@ -15,7 +15,7 @@ cache=${VM_CACHE:-$root/.build-vm}
 bin=${VM_BIN:-$root/.build/debug}
 scenarios=${VM_SCENARIOS:-all}
 timeout_s=${VM_TIMEOUT:-900}
-busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,kxcjk"
+busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk"
 all_scenarios="$busybox_scenarios,systemd"
 
 skip() {
