@@ -144,7 +144,7 @@ public struct TracePlot: Sendable {
                 canvas.line(
                     x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#1f4e9e", width: 1.5)
                 canvas.text("ended", x: position + 3, y: top + 12 + row, size: 11, color: "#1f4e9e")
-            case .cancelled(_, _, let reason):
+            case .cancelled(_, _, let reason, _):
                 canvas.line(
                     x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#ff7f0e", width: 1.5)
                 canvas.text(

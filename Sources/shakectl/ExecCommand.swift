@@ -116,9 +116,10 @@ actor CommandRunner {
             variables["SHAKE_PEAK"] = JSONObjectWriter.format(summary.peak, decimals: 2)
             variables["SHAKE_AXIS"] = summary.axis.rawValue
             variables["SHAKE_REVERSALS"] = String(summary.reversals)
-        case .cancelled(let time, let began, let reason):
+        case .cancelled(let time, let began, let reason, let detail):
             variables["SHAKE_DURATION"] = JSONObjectWriter.format(time - began, decimals: 3)
             variables["SHAKE_REASON"] = reason.rawValue
+            if let detail { variables["SHAKE_DETAIL"] = detail.rawValue }
         }
         return variables
     }
