@@ -52,6 +52,9 @@ public struct ShakeDetector: Sendable {
     /// first and the last, from and to rest, carry about half of the others); the recoil after a move stops
     /// carries a small part of the stop.
     static let swingRatio = 1.0 / 3
+    /// After the last strong sample of a shake, the hand settles: up to this many seconds of weaker motion
+    /// before the quiet time are not held against the duty (a short, brisk shake is mostly its own settling).
+    static let settleTime = 0.1
     /// A first stroke reports `began` before any reversal only when it points this close to across gravity
     /// (the square of the cosine of its angle to gravity at most this: within about 51 degrees of level). The
     /// body's own jolts (steps, landings, sitting down, stairs) act mostly along gravity.
@@ -121,6 +124,7 @@ public struct ShakeDetector: Sendable {
     private var halves = HalfPeriodStatistics()
     private var dutyTime = 0.0
     private var dutyActive = 0.0
+    private var lastActive = 0.0
     private var goodReversals = 0
     private var lastRejection: ShakeEvent.Rejection?
 
@@ -190,7 +194,10 @@ public struct ShakeDetector: Sendable {
         lastObservation = Observation(linear: linear, stroke: stroke)
         if hasStroke || isShaking {
             dutyTime += dt
-            if strokeSquared > dutySquared { dutyActive += dt }
+            if strokeSquared > dutySquared {
+                dutyActive += dt
+                lastActive = time
+            }
         }
 
         switch mode {
@@ -418,8 +425,10 @@ public struct ShakeDetector: Sendable {
             // A last stroke that never swung back is the most recent failure.
             return pending ? .oneWay : lastRejection ?? .tooFewReversals
         }
-        // The quiet time that ended the shake is not part of it.
-        let shakingTime = dutyTime - max(0, time - lastMotion)
+        // The quiet time that ended the shake is not part of it, nor the hand settling before it.
+        let quiet = max(0, time - lastMotion)
+        let settling = min(Self.settleTime, max(0, lastMotion - lastActive))
+        let shakingTime = dutyTime - quiet - settling
         let duty = shakingTime > 0 ? min(1, dutyActive / shakingTime) : 0
         if duty < settings.minDuty { return .lowDuty }
         if halves.irregularity > settings.maxIrregularity { return .irregular }

@@ -1,3 +1,4 @@
+import Foundation
 import ShakeDetection
 import ShakeTestSupport
 import Testing
@@ -39,6 +40,32 @@ struct FailureClassTests {
             Stroke(.plusX, peak: 18, duration: 0.12),
         ])
         #expect(outline(detect(brisk)) == ["began", "ended"])
+    }
+
+    /// A short brisk shake as a hand does it: two quick back-and-forths from rest (0.4 s, about 2 g), then the hand
+    /// settling with a decaying 4 Hz wobble of about half a g, below the threshold but above the motion level.
+    /// The settling is not part of the shake, and must not dilute its duty.
+    func briskShakeThenSettling(peak: Double, period: Double, wobble: Double) -> [Sample] {
+        let start = 1.5
+        let end = start + 2 * period
+        return (0...350).map { index in
+            let time = Double(index) / 100
+            var x = 0.0
+            if time >= start && time < end { x = peak * cos(2 * .pi * (time - start) / period) }
+            if time >= end {
+                let since = time - end
+                x += wobble * exp(-since / 0.25) * sin(2 * .pi * 4 * since)
+            }
+            return Sample(time: time, x: x, y: 0, z: 9.81)
+        }
+    }
+
+    @Test(arguments: [18.0, 20, 25])
+    func aBriskShakeThatSettlesIsAShake(peak: Double) {
+        for period in [0.18, 0.2, 0.22] {
+            let events = detect(briskShakeThenSettling(peak: peak, period: period, wobble: 5.5))
+            #expect(outline(events) == ["began", "ended"], "peak \(peak), period \(period): \(events)")
+        }
     }
 
     /// A device in a pocket: twenty jolts along gravity (steps, sitting down), each strong enough to give the
