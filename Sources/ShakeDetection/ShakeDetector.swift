@@ -65,8 +65,15 @@ public struct ShakeDetector: Sendable {
 
     public private(set) var settings: DetectorSettings
     public private(set) var counters = Counters()
-    /// What the detector made of the last sample it accepted, for plots and diagnostics.
-    public private(set) var lastObservation = Observation()
+    /// What the detector made of the last sample it accepted, for plots and diagnostics. Worked out when asked,
+    /// so that it costs nothing per sample.
+    public var lastObservation: Observation {
+        let linear = lastAcceleration - gravity
+        return Observation(
+            linear: linear,
+            stroke: Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance),
+            reversal: lastReversalTime == lastTime ? lastReversal : nil)
+    }
 
     /// The detector's view of one sample.
     public struct Observation: Sendable, Hashable {
@@ -98,6 +105,10 @@ public struct ShakeDetector: Sendable {
 
     // The stream.
     private var isStreaming = false
+    private var lastAcceleration = Vector3.zero
+    /// The last reversal, for ``lastObservation``, and the time of the sample that made it.
+    private var lastReversal: Reversal?
+    private var lastReversalTime = -Double.infinity
     private var lastTime = 0.0
     private var armedAfter = 0.0
     private var gravity = Vector3.zero
@@ -167,7 +178,7 @@ public struct ShakeDetector: Sendable {
             counters.invalid += 1
             return nil
         }
-        counters.samples += 1
+        counters.samples &+= 1
         let time = sample.time
         guard isStreaming else {
             startStream(with: sample)
@@ -188,21 +199,18 @@ public struct ShakeDetector: Sendable {
         if (acceleration - fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
             lastMotion = time
         }
+        lastAcceleration = acceleration
         let linear = acceleration - gravity
-        let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
-        let strokeSquared = stroke.lengthSquared
-        lastObservation = Observation(linear: linear, stroke: stroke)
-        if hasStroke || isShaking {
-            dutyTime += dt
-            if strokeSquared > dutySquared {
-                dutyActive += dt
-                lastActive = time
-            }
-        }
 
         switch mode {
         case .armed:
             guard time >= armedAfter else { return nil }
+            // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
+            // (limiting free fall never lengthens the vector).
+            guard hasStroke || linear.lengthSquared > thresholdSquared else { return nil }
+            let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
+            let strokeSquared = stroke.lengthSquared
+            if hasStroke { accountDuty(strokeSquared, at: time, dt: dt) }
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
             // `began` needs the first evidence of a shake: a good reversal whose next stroke swings the device
             // back, or a brisk first stroke across gravity. A bump, a step or a landing acts along gravity and
@@ -219,6 +227,9 @@ public struct ShakeDetector: Sendable {
             return .began(time: time)
 
         case .shaking(let began):
+            let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
+            let strokeSquared = stroke.lengthSquared
+            accountDuty(strokeSquared, at: time, dt: dt)
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
             let linearSquared = linear.lengthSquared
             shakePeakSquared = max(shakePeakSquared, linearSquared)
@@ -251,6 +262,16 @@ public struct ShakeDetector: Sendable {
                 resetStrokes()
             }
             return nil
+        }
+    }
+
+    /// The duty: the time since the chain's first stroke, and the part of it that the motion was strong.
+    @inline(__always)
+    private mutating func accountDuty(_ strokeSquared: Double, at time: Double, dt: Double) {
+        dutyTime += dt
+        if strokeSquared > dutySquared {
+            dutyActive += dt
+            lastActive = time
         }
     }
 
@@ -297,6 +318,7 @@ public struct ShakeDetector: Sendable {
         armedAfter = sample.time + settings.gravityTimeConstant
         gravity = sample.acceleration
         fastAverage = sample.acceleration
+        lastAcceleration = sample.acceleration
         lastMotion = sample.time
         mode = .armed
         resetStrokes()
@@ -319,6 +341,7 @@ public struct ShakeDetector: Sendable {
 
     /// Follows the strokes of the hand, and judges each stroke at the reversal that closes it: good (quick, long
     /// enough, with enough impulse, alike its predecessor) or not, and whether it swung the device back.
+    @inline(__always)
     private mutating func trackStroke(_ stroke: Vector3, _ strokeSquared: Double, at time: Double, dt: Double) {
         var along = 0.0
         if hasStroke {
@@ -331,7 +354,7 @@ public struct ShakeDetector: Sendable {
                 if pending, strokeImpulse >= pendingImpulse {
                     pending = false
                     goodReversals += 1
-                    lastObservation.reversal = .confirmed
+                    mark(.confirmed, at: time)
                 }
             } else {
                 opposingImpulse -= along * dt
@@ -381,9 +404,9 @@ public struct ShakeDetector: Sendable {
         }
         if let rejection {
             lastRejection = rejection
-            lastObservation.reversal = .rejected(rejection)
+            mark(.rejected(rejection), at: time)
         } else {
-            lastObservation.reversal = .accepted
+            mark(.accepted, at: time)
         }
         let closing = strokeImpulse
         previousPeakLength = strokePeakLength
@@ -395,9 +418,14 @@ public struct ShakeDetector: Sendable {
             if strokeImpulse >= pendingImpulse {
                 pending = false
                 goodReversals += 1
-                lastObservation.reversal = .confirmed
+                mark(.confirmed, at: time)
             }
         }
+    }
+
+    private mutating func mark(_ reversal: Reversal, at time: Double) {
+        lastReversal = reversal
+        lastReversalTime = time
     }
 
     private mutating func startStroke(_ stroke: Vector3, _ length: Double, at time: Double, impulse: Double = 0) {
