@@ -92,8 +92,7 @@ public struct ShakeDetector: Sendable {
         /// The stroke after a good reversal swung the device back: the reversal counts (reported on the sample
         /// where that happened).
         case confirmed
-        /// The stroke it closed failed a test (`weak`, `lopsided`, `ringing`), or, reported when the next
-        /// reversal or the end comes, the stroke after it never swung back (`one_way`).
+        /// The stroke it closed failed a test: `weak`, `lopsided` or `ringing`.
         case rejected(ShakeEvent.Rejection)
     }
 

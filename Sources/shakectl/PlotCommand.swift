@@ -8,12 +8,18 @@ import ShakeTrace
 struct PlotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plot",
-        abstract: "Draw a trace as the detector sees it, with its events marked (SVG or PNG).",
+        abstract:
+            "Draw a trace as the detector sees it, with its events marked (SVG or PNG), or write its signals (CSV).",
         discussion: """
-            Upper panel: the gravity-free acceleration magnitude (grey) and the part that counts towards \
-            strokes (blue), against the threshold (dashed red) and half of it (dotted). Lower panel: the \
-            gravity-free x, y and z. Green line: began; blue: ended (the shake shaded blue); orange: \
-            cancelled, with its reason. --label shades the labelled interval (yellow).
+            Upper panel: the gravity-free acceleration magnitude (a wide grey band) and the part that counts \
+            towards strokes (blue), against the threshold (dashed purple) and half of it (dotted). Reversals \
+            are marked on the stroke: filled circle, counted (the next stroke swung back); hollow, waiting for \
+            that; brown cross, rejected, with the test that failed. Lower panel: the gravity-free x, y and z. \
+            Green line: began; blue: ended (the shake shaded blue); orange: cancelled, with its reason and \
+            detail. --label shades the labelled interval (yellow).
+
+            With --out FILE.csv, the detector's signals instead, one row a sample: \
+            time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event.
 
             PNG output needs rsvg-convert (Debian package librsvg2-bin).
             """
@@ -22,7 +28,7 @@ struct PlotCommand: ParsableCommand {
     @Argument(help: "The trace file.")
     var file: String
 
-    @Option(name: .shortAndLong, help: "Output file, .svg or .png (default: the trace's name with .svg).")
+    @Option(name: .shortAndLong, help: "Output file, .svg, .png or .csv (default: the trace's name with .svg).")
     var out: String?
 
     @OptionGroup var detector: DetectorOptions
@@ -43,8 +49,9 @@ struct PlotCommand: ParsableCommand {
         }
         let output = out ?? ((file as NSString).deletingPathExtension + ".svg")
         let isPNG = output.lowercased().hasSuffix(".png")
-        guard isPNG || output.lowercased().hasSuffix(".svg") else {
-            StandardStreams.printError("--out must end in .svg or .png")
+        let isCSV = output.lowercased().hasSuffix(".csv")
+        guard isPNG || isCSV || output.lowercased().hasSuffix(".svg") else {
+            StandardStreams.printError("--out must end in .svg, .png or .csv")
             throw ExitCode(64)
         }
         let samples: [Sample]
@@ -55,6 +62,14 @@ struct PlotCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let plot = TracePlot(title: "\(file) (\(name))", settings: settings, label: interval)
+        if isCSV {
+            guard FileManager.default.createFile(atPath: output, contents: Data(plot.csv(samples).utf8)) else {
+                StandardStreams.printError("\(output): cannot be written")
+                throw ExitCode.failure
+            }
+            print(output)
+            return
+        }
         let svg = plot.svg(samples)
         if isPNG {
             try writePNG(svg, to: output)

@@ -177,6 +177,41 @@ struct TracePlotTests {
         #expect(polylines == 5)
     }
 
+    @Test func marksReversalsAndGivesTheThresholdItsOwnColour() {
+        let samples = synthesize { $0.repeatCount = 1 }
+        let plot = TracePlot(title: "a shake", settings: DetectorSettings())
+        let run = plot.run(samples)
+        let counted = run.reversals.filter { $0 == .confirmed }.count
+        #expect(counted >= 2)
+        let svg = plot.svg(samples)
+        // One filled circle per counted reversal.
+        #expect(svg.components(separatedBy: "fill=\"#1f4e9e\" stroke=\"#1f4e9e\"").count - 1 == counted)
+        // The threshold is purple, a colour none of the axes uses.
+        #expect(svg.contains("stroke=\"\(TracePlot.thresholdColor)\" stroke-width=\"1\" stroke-dasharray=\"6,4\""))
+        for axis in ["#d62728", "#2ca02c", "#1f77b4"] { #expect(axis != TracePlot.thresholdColor) }
+        // The magnitude is drawn first, wider than the stroke on top of it.
+        let magnitude = svg.range(of: "stroke=\"#b8b8b8\" stroke-width=\"3.5\"")
+        let stroke = svg.range(of: "stroke=\"#1f4e9e\" stroke-width=\"1.3\"")
+        #expect(magnitude != nil && stroke != nil && magnitude!.lowerBound < stroke!.lowerBound)
+    }
+
+    @Test func rejectedReversalsAreNamedAndTheSignalsGoToCSV() {
+        // A push and its much harder stop: the reversal is lopsided.
+        let samples = strokeTrace([
+            Stroke(.plusX, peak: 14, duration: 0.15), Stroke(.minusX, peak: 45, duration: 0.2),
+            Stroke(.plusX, peak: 14, duration: 0.15), Stroke(.minusX, peak: 45, duration: 0.2),
+        ])
+        let plot = TracePlot(title: "lopsided", settings: DetectorSettings())
+        #expect(plot.svg(samples).contains(">lopsided</text>"))
+        let csv = plot.csv(samples).split(separator: "\n").map(String.init)
+        #expect(csv.first == "time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event")
+        #expect(csv.count == samples.count + 1)
+        #expect(csv.contains { $0.hasSuffix(",rejected:lopsided,") })
+        #expect(csv.filter { $0.hasSuffix(",began") }.count == 1)
+        #expect(csv.contains { $0.contains(",cancelled:not_a_shake:") })
+        #expect(csv.dropFirst().allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == 9 })
+    }
+
     @Test func escapesTextAndSurvivesAnEmptyTrace() {
         let svg = TracePlot(title: "a<b & c>", settings: DetectorSettings()).svg([])
         #expect(svg.contains("a&lt;b &amp; c&gt;"))
