@@ -55,9 +55,10 @@ public struct ShakeDetector: Sendable {
     /// After the last strong sample of a shake, the hand settles: up to this many seconds of weaker motion
     /// before the quiet time are not held against the duty (a short, brisk shake is mostly its own settling).
     static let settleTime = 0.1
-    /// A first stroke reports `began` before any reversal only when it points this close to across gravity
+    /// A stroke reports `began` before any reversal only when it points down, or this close to across gravity
     /// (the square of the cosine of its angle to gravity at most this: within about 51 degrees of level). The
-    /// body's own jolts (steps, landings, sitting down, stairs) act mostly along gravity.
+    /// body's own jolts (steps, landings, sitting down, stairs) push up along gravity; nothing but a hand
+    /// pushes the device down harder than free fall (what a downward stroke measures).
     static let acrossGravity = 0.6
     /// ...and when it gave the device `beganImpulse` within this many times the time the threshold acceleration
     /// would take: a brisk hand, not a slow push or the gravity estimate catching up with a turn.
@@ -274,10 +275,10 @@ public struct ShakeDetector: Sendable {
         }
     }
 
-    /// Whether the current stroke points across gravity rather than along it.
+    /// Whether the current stroke points down, or across gravity rather than along it: not a jolt of the body.
     private var isAcrossGravity: Bool {
         let along = strokeDirection.dot(gravity)
-        return along * along <= Self.acrossGravity * gravity.lengthSquared
+        return along < 0 || along * along <= Self.acrossGravity * gravity.lengthSquared
     }
 
     /// Reports the end of the stream (a gap, the source closing, shutdown).

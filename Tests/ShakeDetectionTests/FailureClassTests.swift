@@ -107,6 +107,21 @@ struct FailureClassTests {
         #expect(time > 1.62)
     }
 
+    /// A vertical shake whose first stroke pushes the device down (harder than free fall: no body does that on
+    /// its own) reports `began` during that stroke.
+    @Test func aVerticalShakeStartingDownBeginsOnItsFirstStroke() {
+        let shake = strokeTrace(
+            Array(
+                repeating: [Stroke(.minusX, peak: 35, duration: 0.12), Stroke(.plusX, peak: 25, duration: 0.12)],
+                count: 4
+            )
+            .flatMap { $0 }, gravity: Vector3(x: 9.81, y: 0, z: 0))
+        let events = detect(shake)
+        #expect(outline(events) == ["began", "ended"])
+        guard case .began(let time) = events.first else { return }
+        #expect(time < 1.62)
+    }
+
     /// Every `not_a_shake` says why, in the event and on the wire.
     @Test func notAShakeCarriesItsDetail() {
         let events = detect(moveAndStop)
