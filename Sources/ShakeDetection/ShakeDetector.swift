@@ -52,8 +52,9 @@ public struct ShakeDetector: Sendable {
     /// first and the last, from and to rest, carry about half of the others); the recoil after a move stops
     /// carries a small part of the stop.
     static let swingRatio = 1.0 / 3
-    /// After the last strong sample of a shake, the hand settles: up to this many seconds of weaker motion
-    /// before the quiet time are not held against the duty (a short, brisk shake is mostly its own settling).
+    /// After the last strong sample of a shake with more reversals than it needs (two quick back-and-forths,
+    /// not one), the hand settles: up to this many seconds of weaker motion before the quiet time are not held
+    /// against the duty (a short, brisk shake is mostly its own settling).
     static let settleTime = 0.1
     /// A stroke reports `began` before any reversal only when it points down, or this close to across gravity
     /// (the square of the cosine of its angle to gravity at most this: within about 51 degrees of level). The
@@ -455,7 +456,8 @@ public struct ShakeDetector: Sendable {
         }
         // The quiet time that ended the shake is not part of it, nor the hand settling before it.
         let quiet = max(0, time - lastMotion)
-        let settling = min(Self.settleTime, max(0, lastMotion - lastActive))
+        let settling =
+            goodReversals > settings.reversals ? min(Self.settleTime, max(0, lastMotion - lastActive)) : 0
         let shakingTime = dutyTime - quiet - settling
         let duty = shakingTime > 0 ? min(1, dutyActive / shakingTime) : 0
         if duty < settings.minDuty { return .lowDuty }
