@@ -138,6 +138,7 @@ public struct ShakeDetector: Sendable {
     private var dutyActive = 0.0
     private var lastActive = 0.0
     private var goodReversals = 0
+    private var rejectedReversals = 0
     private var lastRejection: ShakeEvent.Rejection?
 
     // The shake in progress.
@@ -336,6 +337,7 @@ public struct ShakeDetector: Sendable {
         pending = false
         if !isShaking {
             goodReversals = 0
+            rejectedReversals = 0
             lastRejection = nil
         }
     }
@@ -405,6 +407,7 @@ public struct ShakeDetector: Sendable {
         }
         if let rejection {
             lastRejection = rejection
+            rejectedReversals += 1
             mark(.rejected(rejection), at: time)
         } else {
             mark(.accepted, at: time)
@@ -454,6 +457,9 @@ public struct ShakeDetector: Sendable {
             // A last stroke that never swung back is the most recent failure.
             return pending ? .oneWay : lastRejection ?? .tooFewReversals
         }
+        // A shake's half-cycles are alike: most of its reversals pass. Steps and stumbles mix counted reversals
+        // with as many rejected ones.
+        if rejectedReversals >= goodReversals { return lastRejection ?? .irregular }
         // The quiet time that ended the shake is not part of it, nor the hand settling before it.
         let quiet = max(0, time - lastMotion)
         let settling =

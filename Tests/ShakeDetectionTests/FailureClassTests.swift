@@ -122,6 +122,23 @@ struct FailureClassTests {
         #expect(time < 1.62)
     }
 
+    /// Three even strokes, then hard jolts (heel strikes, a stumble) between ordinary strokes: three counted
+    /// reversals, but as many rejected as lopsided. Not the alike half-cycles of a shake.
+    @Test func asManyRejectedReversalsAsCountedIsNotAShake() {
+        let mixed = strokeTrace([
+            Stroke(.plusX, peak: 22, duration: 0.18), Stroke(.minusX, peak: 22, duration: 0.18),
+            Stroke(.plusX, peak: 22, duration: 0.18), Stroke(.minusX, peak: 60, duration: 0.08),
+            Stroke(.plusX, peak: 22, duration: 0.18), Stroke(.minusX, peak: 60, duration: 0.08),
+            Stroke(.plusX, peak: 22, duration: 0.18),
+        ])
+        let events = detect(mixed)
+        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
+            Issue.record("expected not_a_shake: \(events)")
+            return
+        }
+        #expect(detail == .lopsided)
+    }
+
     /// Every `not_a_shake` says why, in the event and on the wire.
     @Test func notAShakeCarriesItsDetail() {
         let events = detect(moveAndStop)
