@@ -13,6 +13,9 @@ extension ShakeClient {
         case connected(hello: ServerMessage.Hello, replayComplete: Bool)
         /// The connection was lost; reconnecting.
         case disconnected
+        /// No connection can be had yet (no daemon listening, or the daemon has no room for another client);
+        /// trying again. Reported once per outage, with why.
+        case waiting(reason: String)
     }
 
     /// Shake events, surviving daemon restarts: after a lost connection it reconnects (backing off up to two
@@ -54,10 +57,12 @@ extension ShakeClient {
         var lastSeq = since
         var lastRun: String?
         var delay = 0.1
+        var waiting = false
         while !Task.isCancelled {
             do {
                 let connection = try await connect()
                 delay = 0.1
+                waiting = false
                 do {
                     // A daemon that restarted counts from 1 again: everything in its ring is new to us.
                     if let run = lastRun, run != connection.hello.run { lastSeq = 0 }
@@ -104,8 +109,18 @@ extension ShakeClient {
                 guard reconnect else { break }
                 continuation.yield(.disconnected)
             } catch let error as ClientError {
-                if case .refused = error { continuation.finish(throwing: error); return }
+                // Too many clients is worth waiting out (the protocol says so); any other refusal is final.
+                if case .refused(let code, _) = error, code != "too_many_clients" {
+                    continuation.finish(throwing: error)
+                    return
+                }
                 guard reconnect else { continuation.finish(throwing: error); return }
+                if !waiting {
+                    waiting = true
+                    continuation.yield(.waiting(reason: error.description))
+                }
+                // A full daemon is not helped by clients coming back at once: wait longer, and not in step.
+                if case .refused = error { delay = max(delay, 1 + Double.random(in: 0..<1)) }
             } catch {
                 guard reconnect else { continuation.finish(throwing: error); return }
             }

@@ -55,6 +55,8 @@ struct ListenCommand: AsyncParsableCommand {
                                 + (complete ? "" : "; some events were lost while away"))
                     case .disconnected:
                         StandardStreams.printError("the daemon went away; reconnecting")
+                    case .waiting(let reason):
+                        StandardStreams.printError("waiting for the daemon: \(reason)")
                     }
                 }
             }

@@ -168,3 +168,53 @@ struct ReadableStatusTests {
         #expect(columns(lines[(counterStart + 1)...]).count == 1, "\(status)")
     }
 }
+
+/// Subscribers that start before the daemon, or find it full, say so and keep trying.
+@Suite(.serialized)
+struct WaitingSubscriberTests {
+    @Test func listenSaysItIsWaitingThenConnects() throws {
+        let directory = try Harness.scratch("waiting")
+        let socket = "\(directory)/later.sock"
+        let listener = try DaemonProcess(
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--phases", "ended", "--count", "1"],
+            pidFile: "\(directory)/none")
+        defer { _ = listener.stop() }
+        let waited = listener.wait(timeout: 10) {
+            $0.stderr.contains("waiting for the daemon: cannot connect to \(socket)")
+        }
+        #expect(waited, "\(listener.stderr)")
+        let (daemon, _, _) = try Harness.startReplayDaemon(
+            "waiting-daemon", trace: Fixtures.path("shake-horizontal-100hz.csv"), socket: socket, arguments: ["--loop"])
+        defer { _ = daemon.stop() }
+        let got = listener.wait(timeout: 20) { $0.stdout.contains("ended") }
+        #expect(got, "\(listener.stderr)")
+        // Said once for the outage, not once per try.
+        #expect(listener.stderr.components(separatedBy: "waiting for the daemon").count == 2, "\(listener.stderr)")
+    }
+
+    /// `too_many_clients` is worth waiting out: exec (the shake-to-undo unit's command) keeps trying, and gets in
+    /// once a slot frees.
+    @Test func aFullDaemonIsWaitedOut() throws {
+        let directory = try Harness.scratch("full")
+        let config = "\(directory)/one-client.yaml"
+        try "clients:\n  max_clients: 1\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let (daemon, socket, _) = try Harness.startReplayDaemon(
+            "full-daemon", trace: Fixtures.path("shake-horizontal-100hz.csv"),
+            arguments: ["--loop", "--config", config])
+        defer { _ = daemon.stop() }
+        let holder = try DaemonProcess(
+            [Harness.product("shakectl"), "listen", "--socket", socket], pidFile: "\(directory)/none")
+        #expect(holder.wait(timeout: 10) { $0.stderr.contains("connected") }, "\(holder.stderr)")
+        let marker = "\(directory)/ran"
+        let exec = try DaemonProcess(
+            [Harness.product("shakectl"), "exec", "--socket", socket, "--count", "1", "--", "touch", marker],
+            pidFile: "\(directory)/none")
+        defer { _ = exec.stop() }
+        let waited = exec.wait(timeout: 10) { $0.stderr.contains("waiting for the daemon") }
+        #expect(waited, "\(exec.stderr)")
+        #expect(exec.stderr.contains("too_many_clients"), "\(exec.stderr)")
+        _ = holder.stop()
+        let ran = exec.wait(timeout: 30) { _ in FileManager.default.fileExists(atPath: marker) }
+        #expect(ran, "\(exec.stderr)")
+    }
+}

@@ -30,7 +30,7 @@ SCENARIOS = {
     "shakes3": dict(trace="shakes3.csv", ended=3),
     "fling": dict(trace="fling.csv", ended=0),
     "walking": dict(trace="walking.csv", ended=0, wakeups=True),
-    "vanish": dict(trace="shake-horizontal-100hz.csv", vanish_at=2.0),
+    "vanish": dict(trace="shake-horizontal-100hz.csv", vanish_at=2.4),
     "no-sensor": dict(trace="shake-both-100hz.csv", waited=True),
     "irregular": dict(trace="shakes3.csv", ended=3, irregular=True),
     "clock-step": dict(trace="shake-horizontal-100hz.csv"),

@@ -170,7 +170,7 @@ for name in $(echo "$scenarios" | tr , ' '); do
     shakes3) hid shakes3.csv ;;
     fling) hid fling.csv ;;
     walking) wake=5 hid walking.csv ;;
-    vanish) hid shake-horizontal-100hz.csv --vanish-at 2.0 --return-after 3 ;;
+    vanish) hid shake-horizontal-100hz.csv --vanish-at 2.4 --return-after 3 ;;
     no-sensor) late=3 hid shake-both-100hz.csv ;;
     irregular) hid shakes3.csv --jitter 8 --repeat 0.1 --skip 0.1 --seed 5 ;;
     clock-step) clockstep=2 hid shake-horizontal-100hz.csv ;;
