@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
@@ -42,7 +43,8 @@ let package = Package(
         .target(
             name: "ShakeServer",
             dependencies: [
-                "ShakeDetection", "ShakeProtocol", "SystemdSupport",
+                "ShakeDetection", "ShakeProtocol",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

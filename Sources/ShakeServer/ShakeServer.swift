@@ -75,8 +75,7 @@ public final class ShakeServer: @unchecked Sendable {
     private var listener: (any Channel)?
     private var clients: [ObjectIdentifier: Client] = [:]
     private var seq = 0
-    private var ring: [(seq: Int, phase: ShakeEvent.Phase, line: ByteBuffer)] = []
-    private var ringStart = 0
+    private var ring: ReplayRing<ByteBuffer>
     private var counters = ServerCounters()
     private var socketFile: String?
     /// The most clients connected at once since they were last all gone.
@@ -95,6 +94,7 @@ public final class ShakeServer: @unchecked Sendable {
 
     public init(configuration: ServerConfiguration = ServerConfiguration(), hooks: Hooks, logger: Logger) {
         self.configuration = configuration
+        ring = ReplayRing(capacity: configuration.replayCapacity)
         self.hooks = hooks
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -174,7 +174,7 @@ public final class ShakeServer: @unchecked Sendable {
             guard self.clients.values.contains(where: \.wantsSamples) else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
             for client in self.clients.values where client.wantsSamples {
-                client.send(buffer)
+                self.send(client, buffer)
             }
         }
     }
@@ -211,41 +211,30 @@ public final class ShakeServer: @unchecked Sendable {
         let notification = ServerMessage.Notification(
             event: event, seq: seq, timestamp: Timestamp.rfc3339(date), simulated: simulated)
         let line = buffer(ServerMessage.shake(notification).line)
-        if ring.count < configuration.replayCapacity {
-            ring.append((seq, event.phase, line))
-        } else {
-            ring[ringStart] = (seq, event.phase, line)
-            ringStart = (ringStart + 1) % ring.count
-        }
+        ring.append(seq: seq, phase: event.phase, line: line)
         for client in clients.values where client.isSubscriber && client.phases.contains(event.phase) {
-            client.send(line)
+            send(client, line)
         }
-    }
-
-    /// The ring's events, oldest first; `capacity` is the one the ring was filled under.
-    private func orderedRing(capacity: Int) -> [(seq: Int, phase: ShakeEvent.Phase, line: ByteBuffer)] {
-        ring.count < capacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
     }
 
     private func apply(_ new: ServerConfiguration) {
         let old = configuration
         configuration = new
-        if new.replayCapacity != old.replayCapacity {
-            ring = Array(orderedRing(capacity: old.replayCapacity).suffix(new.replayCapacity))
-            ringStart = 0
-        }
+        ring.resize(to: new.replayCapacity)
         guard new.access != old.access else { return }
         for client in clients.values {
             guard let peer = client.peer else { continue }
             if !new.access.subscribe.allows(peer) {
                 logger.notice("disconnected a client no longer allowed to subscribe", metadata: peer.metadata)
-                client.reply(
+                reply(
+                    client,
                     buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to subscribe").line))
                 _ = client.flushAndClose()
             } else if client.wantsSamples, !new.access.samples.allows(peer) {
                 logger.notice("stopped a sample stream no longer allowed", metadata: peer.metadata)
                 client.wantsSamples = false
-                client.reply(
+                reply(
+                    client,
                     buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to stream samples").line))
             }
         }
@@ -259,7 +248,8 @@ public final class ShakeServer: @unchecked Sendable {
             logger.warning(
                 "refused a client: too many clients",
                 metadata: client.logMetadata.merging(["limit": "\(configuration.maxClients)"]) { $1 })
-            client.reply(
+            reply(
+                client,
                 buffer(
                     ServerMessage.error(
                         code: "too_many_clients",
@@ -271,14 +261,15 @@ public final class ShakeServer: @unchecked Sendable {
         if let peer = client.peer, !configuration.access.subscribe.allows(peer) {
             counters.refused += 1
             logger.warning("refused a client: not allowed to subscribe", metadata: peer.metadata)
-            client.reply(buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
+            reply(client, buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
             _ = client.flushAndClose()
             return
         }
         clients[ObjectIdentifier(client)] = client
         peakClients = max(peakClients, clients.count)
         let status = hooks.status()
-        client.reply(
+        reply(
+            client,
             buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
         listenersChanged()
     }
@@ -331,7 +322,8 @@ public final class ShakeServer: @unchecked Sendable {
             var metadata = client.logMetadata
             metadata["request"] = "\(request.name)"
             logger.warning("refused a request", metadata: metadata)
-            client.reply(
+            reply(
+                client,
                 buffer(
                     ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line
                 ))
@@ -351,30 +343,26 @@ public final class ShakeServer: @unchecked Sendable {
                 sensor: status.sensor, subscribers: clients.values.filter(\.isSubscriber).count,
                 shaking: status.shaking,
                 seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
-            client.reply(buffer(ServerMessage.status(message).line))
+            reply(client, buffer(ServerMessage.status(message).line))
         case .subscribe(let phases):
             client.phases = phases.isEmpty ? Set(ShakeEvent.Phase.allCases) : phases
             client.isSubscriber = true
-            client.reply(buffer(ServerMessage.ok(request: "subscribe").line))
+            reply(client, buffer(ServerMessage.ok(request: "subscribe").line))
             listenersChanged()
         case .replay(let since):
-            let ordered = orderedRing(capacity: configuration.replayCapacity)
-            let oldest = ordered.first?.seq ?? (seq + 1)
-            var count = 0
-            for entry in ordered where entry.seq > since && client.phases.contains(entry.phase) {
-                client.reply(entry.line)
-                count += 1
-            }
-            let complete = since >= seq || since + 1 >= oldest
-            client.reply(buffer(ServerMessage.replayed(since: since, count: count, complete: complete).line))
+            let replay = ring.replay(since: since, latest: seq, phases: client.phases)
+            for line in replay.lines { reply(client, line) }
+            reply(
+                client,
+                buffer(ServerMessage.replayed(since: since, count: replay.lines.count, complete: replay.complete).line))
         case .samples:
             client.wantsSamples = true
-            client.reply(buffer(ServerMessage.ok(request: "samples").line))
+            reply(client, buffer(ServerMessage.ok(request: "samples").line))
             listenersChanged()
         case .simulate:
             logger.info("simulating a shake", metadata: client.peer?.metadata ?? [:])
             hooks.simulate()
-            client.reply(buffer(ServerMessage.ok(request: "simulate").line))
+            reply(client, buffer(ServerMessage.ok(request: "simulate").line))
         }
     }
 
@@ -390,11 +378,12 @@ public final class ShakeServer: @unchecked Sendable {
     private func reject(_ client: Client, _ error: RequestError) {
         counters.badLines += 1
         client.badLines += 1
-        client.reply(buffer(ServerMessage.error(code: error.code, message: error.message).line))
+        reply(client, buffer(ServerMessage.error(code: error.code, message: error.message).line))
         if client.badLines >= configuration.maxBadLines {
             logger.warning(
                 "disconnected a client that kept sending bad lines", metadata: client.logMetadata)
-            client.reply(
+            reply(
+                client,
                 buffer(
                     ServerMessage.error(
                         code: "too_many_errors", message: "disconnected after \(configuration.maxBadLines) bad lines"
@@ -403,20 +392,39 @@ public final class ShakeServer: @unchecked Sendable {
         }
     }
 
-    func dropped(_ count: Int, by client: Client) {
-        counters.dropped += count
-        if client.droppedTotal > configuration.dropLimit {
+    /// What a client's queue may hold (the configuration's limits; a full replay always fits among the answers).
+    private var clientLimits: OutboundQueue<ByteBuffer>.Limits {
+        OutboundQueue.Limits(
+            queueLimit: configuration.queueLimit, dropLimit: configuration.dropLimit,
+            answerLimit: max(4 * configuration.queueLimit, configuration.replayCapacity + 16))
+    }
+
+    private func send(_ client: Client, _ buffer: ByteBuffer) {
+        account(client.send(buffer, limits: clientLimits), for: client)
+    }
+
+    private func reply(_ client: Client, _ buffer: ByteBuffer) {
+        account(client.reply(buffer, limits: clientLimits), for: client)
+    }
+
+    /// Counts and logs what a client's queue decided.
+    private func account(_ delivery: Client.Delivery, for client: Client) {
+        switch delivery {
+        case .delivered:
+            break
+        case .droppedOldest:
+            counters.dropped += 1
+        case .cutOff(let reason):
             counters.disconnectedSlow += 1
-            logger.warning(
-                "disconnected a client that does not read",
-                metadata: client.logMetadata.merging(["dropped": "\(client.droppedTotal)"]) { $1 })
-            client.cutOff(
-                with: buffer(
-                    ServerMessage.error(
-                        code: "too_slow",
-                        message:
-                            "disconnected: \(client.droppedTotal) messages dropped because this client did not read"
-                    ).line))
+            var metadata = client.logMetadata
+            switch reason {
+            case .tooManyDropped(let count):
+                counters.dropped += 1
+                metadata["dropped"] = "\(count)"
+            case .tooManyAnswers(let count):
+                metadata["answers_waiting"] = "\(count)"
+            }
+            logger.warning("disconnected a client that does not read", metadata: metadata)
         }
     }
 }
