@@ -144,15 +144,30 @@ let package = Package(
             dependencies: ["CLibIIO", "ShakeDetection", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
-        // The daemon.
-        .executableTarget(
-            name: "shaked",
+        // The daemon: the sources, the detector and the server wired together, with systemd; its pure decisions
+        // (capture on/off, what a reload changes) as state machines.
+        .target(
+            name: "ShakeDaemon",
             dependencies: [
                 "IIOSensor", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
                 "SystemdSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The daemon's command: options, their precedence over the configuration file, building the daemon.
+        .executableTarget(
+            name: "shaked",
+            dependencies: [
+                "ShakeDaemon", "IIOSensor", "ShakeDetection", "ShakeConfig", "ShakeProtocol", "ShakeServer", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeDaemonTests",
+            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -224,18 +224,21 @@ public final class ShakeServer: @unchecked Sendable {
         guard new.access != old.access else { return }
         for client in clients.values {
             guard let peer = client.peer else { continue }
-            if !new.access.subscribe.allows(peer) {
+            switch new.access.revocation(for: peer, wantsSamples: client.wantsSamples) {
+            case .disconnect:
                 logger.notice("disconnected a client no longer allowed to subscribe", metadata: peer.metadata)
                 reply(
                     client,
                     buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to subscribe").line))
                 _ = client.flushAndClose()
-            } else if client.wantsSamples, !new.access.samples.allows(peer) {
+            case .stopSamples:
                 logger.notice("stopped a sample stream no longer allowed", metadata: peer.metadata)
                 client.wantsSamples = false
                 reply(
                     client,
                     buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to stream samples").line))
+            case nil:
+                break
             }
         }
         listenersChanged()

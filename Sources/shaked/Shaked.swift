@@ -2,6 +2,7 @@ public import ArgumentParser
 import Foundation
 import IIOSensor
 import ShakeConfig
+import ShakeDaemon
 public import ShakeDetection
 
 /// The daemon's command line. Only option parsing lives here; `Shaked+build.swift` wires the parts.

@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
 import IIOSensor
-import Logging
-import ShakeConfig
+public import Logging
+public import ShakeConfig
 import ShakeDetection
 import ShakeProtocol
-import ShakeServer
+public import ShakeServer
 import ShakeTrace
 import Synchronization
 import SystemdSupport
@@ -15,19 +15,26 @@ import SystemdSupport
 ///
 /// Capture from a sensor runs only while somebody listens (a subscriber, a sample stream, `--print-events` or
 /// `--always-on`); with nobody, the buffer is disabled and the daemon sleeps.
-final class Daemon: Sendable {
+public final class Daemon: Sendable {
     enum Input: Sendable {
         case iio(backend: LibIIOBackend, configuration: SensorSource.Configuration)
         case replay(path: String, speed: Double, loop: Bool)
     }
 
     /// What the command line sets for this run only.
-    struct RunOptions: Sendable {
-        var printEvents = false
-        var speed = 1.0
-        var loop = false
+    public struct RunOptions: Sendable {
+        public var printEvents = false
+        public var speed = 1.0
+        public var loop = false
         /// Where to listen; nil: no socket.
-        var listener: ShakeServer.Listener?
+        public var listener: ShakeServer.Listener?
+
+        public init(printEvents: Bool, speed: Double, loop: Bool, listener: ShakeServer.Listener?) {
+            self.printEvents = printEvents
+            self.speed = speed
+            self.loop = loop
+            self.listener = listener
+        }
     }
 
     private struct CaptureControl: Sendable {
@@ -40,8 +47,8 @@ final class Daemon: Sendable {
         var sensor = SensorInfo.none
         var shaking = false
         var counters = ShakeDetector.Counters()
-        var subscribers = 0
-        var sampleStreams = 0
+        /// Whether capture runs, from who listens.
+        var gate: CaptureGate
         var simulating = false
         /// The configuration in force (the latest that validated).
         var configuration: ShakedConfiguration
@@ -74,14 +81,16 @@ final class Daemon: Sendable {
     nonisolated(unsafe) private var signalSources: [any DispatchSourceSignal] = []
     nonisolated(unsafe) private var watchdogTimer: (any DispatchSourceTimer)?
 
-    init(
+    public init(
         configuration: ShakedConfiguration, run: RunOptions, logger: Logger, logLevel: LogLevelControl,
         reload: @escaping @Sendable () throws -> ShakedConfiguration,
         configPath: @escaping @Sendable () -> String?
     ) {
         let settings = configuration.detector.settings()
         detector = ShakeDetector(settings: settings)
-        shared = Locked(Shared(configuration: configuration, settings: settings))
+        let gate = CaptureGate(
+            printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: configuration.sensor.alwaysOn)
+        shared = Locked(Shared(gate: gate, configuration: configuration, settings: settings))
         sink = EventSink(printEvents: run.printEvents, logger: logger)
         self.runOptions = run
         self.logger = logger
@@ -104,7 +113,7 @@ final class Daemon: Sendable {
 
     /// Runs until a signal (or, for a replay without --loop, the end of the trace).
     /// - Returns: the exit status.
-    func run() -> Int32 {
+    public func run() -> Int32 {
         installSignalHandlers()
         raiseDescriptorLimit(for: started.clients.maxClients)
         let server = startServer()
@@ -231,23 +240,21 @@ final class Daemon: Sendable {
     // MARK: - Power: capture only while somebody listens
 
     private var captureWanted: Bool {
-        runOptions.printEvents || runOptions.listener == nil
-            || shared.withLock { $0.configuration.sensor.alwaysOn || $0.subscribers + $0.sampleStreams > 0 }
+        shared.withLock { $0.gate.wantsCapture }
     }
 
     private func listenersChanged(_ subscribers: Int, _ streams: Int) {
-        shared.withLock {
-            $0.subscribers = subscribers
-            $0.sampleStreams = streams
-        }
-        captureWantedChanged()
+        perform(shared.withLock { $0.gate.listenersChanged(subscribers: subscribers, sampleStreams: streams) })
     }
 
-    /// Starts or stops capture to match whether anybody listens.
-    private func captureWantedChanged() {
-        let wanted = captureWanted
+    /// Starts or stops capture as the gate decided.
+    private func perform(_ action: CaptureGate.Action?) {
         captureControl.withLock { control in
-            if wanted { control.idle?.signal() } else { control.stop?.signal() }
+            switch action {
+            case .startCapture: control.idle?.signal()
+            case .stopCapture: control.stop?.signal()
+            case nil: break
+            }
         }
     }
 
@@ -285,7 +292,7 @@ final class Daemon: Sendable {
         let (wantsSamples, newSettings) = shared.withLock { state in
             state.counters = counters
             defer { state.pendingSettings = nil }
-            return (state.sampleStreams > 0, state.pendingSettings)
+            return (state.gate.sampleStreams > 0, state.pendingSettings)
         }
         // New settings from a reload: a shake in progress goes on and is decided under them.
         if let newSettings { detector.update(settings: newSettings) }
@@ -474,47 +481,32 @@ extension Daemon {
             return
         }
         let old = shared.withLock { $0.configuration }
-        var changes: [String] = []
-        if new.detector != old.detector {
-            let settings = new.detector.settings()
+        let server = self.server
+        let change = ConfigurationChange(
+            from: old, to: new, started: started, oldServer: server.map { _ in ServerConfiguration(old) },
+            newServer: server.map { _ in ServerConfiguration(new) })
+        if let settings = change.detectorSettings {
             shared.withLock {
                 $0.settings = settings
                 $0.pendingSettings = settings
             }
-            changes.append("detector")
         }
-        let serverConfiguration = ServerConfiguration(new)
-        if let server, serverConfiguration != ServerConfiguration(old) {
-            wait { await server.update(serverConfiguration) }
-            if new.clients != old.clients { changes.append("clients") }
-            if new.access != old.access { changes.append("access") }
-        }
-        if new.logging != old.logging {
-            logLevel.level = LogLevelName.parse(new.logging.level) ?? .info
-            changes.append("logging")
-        }
+        if let server, let configuration = change.server { wait { await server.update(configuration) } }
+        if let level = change.logLevel { logLevel.level = level }
         shared.withLock {
             $0.configuration = new
             $0.reloads += 1
         }
-        if new.sensor.alwaysOn != old.sensor.alwaysOn {
-            changes.append("sensor.always_on")
-            captureWantedChanged()
-        }
-        var needsRestart: [String] = []
-        if new.sensor.source != started.sensor.source { needsRestart.append("sensor.source") }
-        if new.sensor.device != started.sensor.device { needsRestart.append("sensor.device") }
-        if new.sensor.rate != started.sensor.rate { needsRestart.append("sensor.rate") }
-        if new.socket != started.socket { needsRestart.append("socket") }
-        if !needsRestart.isEmpty {
+        if let alwaysOn = change.alwaysOn { perform(shared.withLock { $0.gate.alwaysOnChanged(alwaysOn) }) }
+        if !change.needsRestart.isEmpty {
             logger.warning(
                 "changed settings take effect when the daemon restarts",
-                metadata: ["keys": "\(needsRestart.joined(separator: ", "))"])
+                metadata: ["keys": "\(change.needsRestart.joined(separator: ", "))"])
         }
         logger.info(
             "configuration reloaded",
             metadata: [
-                "changed": "\(changes.isEmpty ? "nothing" : changes.joined(separator: ", "))",
+                "changed": "\(change.applied.isEmpty ? "nothing" : change.applied.joined(separator: ", "))",
                 "sensitivity": "\(new.detector.sensitivity.rawValue)",
             ])
         notifier.ready(status: "configuration reloaded")
