@@ -1,7 +1,7 @@
-import Dispatch
 import Foundation
 import IIOSensor
 public import Logging
+import ServiceLifecycle
 public import ShakeConfig
 import ShakeDetection
 import ShakeProtocol
@@ -12,6 +12,9 @@ import SystemdSupport
 
 /// The running daemon: one source of samples, one detector, the event outputs (the socket server and, with
 /// `--print-events`, standard output); stopped by SIGTERM or SIGINT.
+///
+/// Its long-running parts are services under one `ServiceGroup` (`DaemonServices.swift`); the source runs on
+/// the one blocking thread its service owns.
 ///
 /// Capture from a sensor runs only while somebody listens (a subscriber, a sample stream, `--print-events` or
 /// `--always-on`); with nobody, the buffer is disabled and the daemon sleeps.
@@ -71,15 +74,18 @@ public final class Daemon: Sendable {
     private let configPath: @Sendable () -> String?
     private let notifier = ServiceNotifier()
     private let shutdown = Wakeup()
+    /// The exit status the source ends with (a trace that cannot be read: 1).
+    private let sourceStatus = Locked<Int32>(0)
     private let shared: Locked<Shared>
     /// Stops the capture in progress (when the last listener leaves), and wakes the idle wait (when one comes).
     private let captureControl = Locked<CaptureControl>(CaptureControl())
     private let serverBox = Locked<ShakeServer?>(nil)
     private var server: ShakeServer? { serverBox.withLock { $0 } }
-    private let reloadQueue = DispatchQueue(label: "shaked.reload")
-    nonisolated(unsafe) private var detector: ShakeDetector  // Only on the capture thread.
-    nonisolated(unsafe) private var signalSources: [any DispatchSourceSignal] = []
-    nonisolated(unsafe) private var watchdogTimer: (any DispatchSourceTimer)?
+    /// Requests for a simulated shake, for the simulate service.
+    private let simulations = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    /// The detector of the live stream: touched only by the source's thread while it runs, and by `run` after
+    /// the source service (which joins that thread) has returned.
+    nonisolated(unsafe) private var detector: ShakeDetector
 
     public init(
         configuration: ShakedConfiguration, run: RunOptions, logger: Logger, logLevel: LogLevelControl,
@@ -111,15 +117,55 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// Runs until a signal (or, for a replay without --loop, the end of the trace).
+    /// Runs until SIGTERM or SIGINT (or, for a replay without --loop, the end of the trace): the services under
+    /// one group, shut down in reverse order within ``maximumShutdown``. Nothing of the daemon runs after it
+    /// returns.
     /// - Returns: the exit status.
-    public func run() -> Int32 {
-        installSignalHandlers()
+    public func run() async -> Int32 {
+        prepareSignals()
         raiseDescriptorLimit(for: started.clients.maxClients)
-        let server = startServer()
+        let server = await startServer()
         if runOptions.listener != nil && server == nil { return 1 }
-        startWatchdog(server)
-        var status: Int32 = 0
+        if case .replay(let path, _, _) = input { ready(status: "replaying \(path)") }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let server { services.append(.init(service: ServerService(server: server))) }
+        services += [
+            .init(
+                service: WatchdogService(notifier: notifier, server: server, logger: logger),
+                successTerminationBehavior: .ignore),
+            .init(service: ReloadService(reload: { [self] in await reloadConfiguration() })),
+            .init(
+                service: SimulateService(requests: simulations.stream, simulate: { [self] in await runSimulation() })),
+            .init(service: SourceService(daemon: self), successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(service: StoppingNoticeService(notifier: notifier, logger: logger)),
+        ]
+        var configuration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = Self.maximumShutdown
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch {
+            logger.error("stopped on an error", metadata: ["error": "\(error)"])
+        }
+        simulations.continuation.finish()
+        let counters = detector.counters
+        logger.info(
+            "stopped",
+            metadata: [
+                "samples": "\(counters.samples)", "invalid": "\(counters.invalid)",
+                "discontinuities": "\(counters.discontinuities)", "began": "\(counters.began)",
+                "ended": "\(counters.ended)", "cancelled": "\(counters.cancelled)",
+            ])
+        return sourceStatus.withLock { $0 }
+    }
+
+    /// The longest a graceful shutdown may take before the rest is cancelled: the server gives a client that
+    /// does not read one second to take what it is owed.
+    static let maximumShutdown = Duration.seconds(5)
+
+    /// The source's thread: capture while somebody listens, or the replay; then a shake in progress is
+    /// interrupted, and its event published while the server still runs.
+    func runSource() {
         switch input {
         case .iio(let backend, let configuration):
             logger.info(
@@ -145,26 +191,24 @@ public final class Daemon: Sendable {
             source.waiting = { [self] reason in ready(status: reason) }
             captureWhileListened(source)
         case .replay(let path, let speed, let loop):
-            status = replay(path: path, speed: speed, loop: loop)
+            let status = replay(path: path, speed: speed, loop: loop)
+            sourceStatus.withLock { $0 = status }
         }
-        notifier.stopping(status: "stopping")
         if let event = detector.interrupt() { emit(event) }
-        if let server { wait { await server.shutdown() } }
-        watchdogTimer?.cancel()
-        let counters = detector.counters
-        logger.info(
-            "stopped",
-            metadata: [
-                "samples": "\(counters.samples)", "invalid": "\(counters.invalid)",
-                "discontinuities": "\(counters.discontinuities)", "began": "\(counters.began)",
-                "ended": "\(counters.ended)", "cancelled": "\(counters.cancelled)",
-            ])
-        return status
+    }
+
+    /// Stops the source's thread, wherever it waits.
+    func stopSource() {
+        shutdown.signal()
+        captureControl.withLock { control in
+            control.stop?.signal()
+            control.idle?.signal()
+        }
     }
 
     // MARK: - The server
 
-    private func startServer() -> ShakeServer? {
+    private func startServer() async -> ShakeServer? {
         guard let listener = runOptions.listener else { return nil }
         let shared = self.shared
         let server = ShakeServer(
@@ -182,11 +226,11 @@ public final class Daemon: Sendable {
                             "config_reloads": state.reloads, "config_reloads_rejected": state.rejectedReloads,
                         ])
                 },
-                simulate: { [self] in simulate() },
+                simulate: { [self] in requestSimulation() },
                 listenersChanged: { [self] subscribers, streams in listenersChanged(subscribers, streams) }),
             logger: logger)
         do {
-            try wait { try await server.start(listener) }
+            try await server.start(listener)
             serverBox.withLock { $0 = server }
             return server
         } catch {
@@ -210,30 +254,6 @@ public final class Daemon: Sendable {
                 metadata: ["limit": "\(limit.rlim_cur)", "max_clients": "\(clients)"])
         } else {
             logger.debug("raised the descriptor limit", metadata: ["from": "\(previous)", "to": "\(limit.rlim_cur)"])
-        }
-    }
-
-    /// Runs an async operation from this synchronous daemon thread.
-    private func wait<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
-        let result = Locked<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                let value = try await operation()
-                result.withLock { $0 = .success(value) }
-            } catch {
-                result.withLock { $0 = .failure(error) }
-            }
-            done.signal()
-        }
-        done.wait()
-        return try result.withLock { $0! }.get()
-    }
-
-    private func wait(_ operation: @escaping @Sendable () async -> Void) {
-        _ = try? wait { () async throws -> Bool in
-            await operation()
-            return true
         }
     }
 
@@ -317,73 +337,52 @@ public final class Daemon: Sendable {
         if let event = detector.interrupt() { emit(event) }
     }
 
-    /// Runs a synthesized shake through a detector of its own, in real time, and publishes its events marked
-    /// `simulated`: like the iOS Simulator's Shake command, without disturbing the real stream.
-    private func simulate() {
-        let (alreadyRunning, settings) = shared.withLock { state in
+    /// Asks the simulate service for a shake, unless one is under way.
+    private func requestSimulation() {
+        let alreadyRunning = shared.withLock { state in
             defer { state.simulating = true }
-            return (state.simulating, state.settings)
+            return state.simulating
         }
-        guard !alreadyRunning else { return }
-        let server = self.server
-        let sink = self.sink
-        let shared = self.shared
-        Thread.detachNewThread {
-            var options = SynthesisOptions()
-            options.before = 0.8
-            options.after = 0.6
-            options.duration = 1.2
-            options.background = .still
-            options.seed = UInt64.random(in: 1...UInt64.max)
-            let samples = TraceSynthesizer(options: options).samples()
-            var detector = ShakeDetector(settings: settings)
-            let start = Date()
-            for sample in samples {
-                guard let event = detector.process(sample) else { continue }
-                let due = start.addingTimeInterval(sample.time)
-                let wait = due.timeIntervalSinceNow
-                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-                let seq = server?.publish(event, simulated: true)
-                sink.emit(event, seq: seq, simulated: true)
-            }
-            shared.withLock { $0.simulating = false }
+        if !alreadyRunning { simulations.continuation.yield() }
+    }
+
+    /// Runs a synthesized shake through a detector of its own, in real time, and publishes its events marked
+    /// `simulated`: like the iOS Simulator's Shake command, without disturbing the real stream. A shutdown stops
+    /// it between events.
+    private func runSimulation() async {
+        defer { shared.withLock { $0.simulating = false } }
+        let settings = shared.withLock { $0.settings }
+        var options = SynthesisOptions()
+        options.before = 0.8
+        options.after = 0.6
+        options.duration = 1.2
+        options.background = .still
+        options.seed = UInt64.random(in: 1...UInt64.max)
+        let samples = TraceSynthesizer(options: options).samples()
+        var detector = ShakeDetector(settings: settings)
+        let clock = ContinuousClock()
+        let start = clock.now
+        for sample in samples {
+            guard let event = detector.process(sample) else { continue }
+            let due = start + .nanoseconds(Int64(sample.time * 1e9))
+            if (try? await cancelWhenGracefulShutdown({ try await clock.sleep(until: due) })) == nil { return }
+            let seq = server?.publish(event, simulated: true)
+            sink.emit(event, seq: seq, simulated: true)
         }
     }
 
     // MARK: - Signals
 
-    private func installSignalHandlers() {
-        // A parent may hand down blocked signals (a socket activator that execs us does): unblock the ones
-        // the daemon must hear, or SIGTERM would never arrive.
+    /// A parent may hand down blocked signals (a socket activator that execs us does): unblock the ones the
+    /// daemon must hear, or SIGTERM would never arrive. SIGHUP is ignored until the reload service traps it, so
+    /// that an early one does not kill the daemon; SIGPIPE always, as sockets report a closed peer themselves.
+    private func prepareSignals() {
         var unblock = sigset_t()
         sigemptyset(&unblock)
         for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&unblock, number) }
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         signal(SIGPIPE, SIG_IGN)
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            let shutdown = self.shutdown
-            let captureControl = self.captureControl
-            let logger = self.logger
-            let notifier = self.notifier
-            source.setEventHandler {
-                logger.info("stopping on signal \(number == SIGTERM ? "SIGTERM" : "SIGINT")")
-                notifier.stopping(status: "stopping on a signal")
-                shutdown.signal()
-                captureControl.withLock { control in
-                    control.stop?.signal()
-                    control.idle?.signal()
-                }
-            }
-            source.resume()
-            signalSources.append(source)
-        }
         signal(SIGHUP, SIG_IGN)
-        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloadQueue)
-        hangUp.setEventHandler { [self] in reloadConfiguration() }
-        hangUp.resume()
-        signalSources.append(hangUp)
     }
 
     // MARK: - Replay
@@ -443,31 +442,10 @@ extension Daemon {
         if first { notifier.ready(status: status) } else { notifier.status(status) }
     }
 
-    /// Pings the systemd watchdog from the server's event loop, so that a hung loop is restarted; without a
-    /// server, from a timer.
-    private func startWatchdog(_ server: ShakeServer?) {
-        if case .replay(let path, _, _) = input { ready(status: "replaying \(path)") }
-        guard let timeout = notifier.watchdogTimeout else { return }
-        let interval = timeout / 2
-        let notifier = self.notifier
-        logger.debug("watchdog keep-alive every \(interval)")
-        if let server {
-            server.repeatOnEventLoop(every: interval) { notifier.watchdog() }
-        } else {
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            let (seconds, attoseconds) = interval.components
-            timer.schedule(
-                deadline: .now(), repeating: .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
-            timer.setEventHandler { notifier.watchdog() }
-            timer.resume()
-            watchdogTimer = timer
-        }
-    }
-
     /// SIGHUP: reads the configuration again. A file that does not validate changes nothing; one that does
     /// takes effect at once for the detector (a shake in progress is decided under the new settings), access,
     /// client limits, capture always-on and the log level. Sensor and socket changes need a restart.
-    private func reloadConfiguration() {
+    private func reloadConfiguration() async {
         notifier.reloading()
         let path = configPath()
         logger.info("reloading the configuration", metadata: ["file": "\(path ?? "none: built-in defaults")"])
@@ -491,7 +469,7 @@ extension Daemon {
                 $0.pendingSettings = settings
             }
         }
-        if let server, let configuration = change.server { wait { await server.update(configuration) } }
+        if let server, let configuration = change.server { await server.update(configuration) }
         if let level = change.logLevel { logLevel.level = level }
         shared.withLock {
             $0.configuration = new

@@ -181,10 +181,9 @@ public final class ShakeServer: @unchecked Sendable {
 
     /// Runs `task` on the server's event loop every `interval` until shutdown. A loop that hangs stops running
     /// it, which is what the systemd watchdog's keep-alive needs.
-    public func repeatOnEventLoop(every interval: Duration, _ task: @escaping @Sendable () -> Void) {
-        let (seconds, attoseconds) = interval.components
-        let amount = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: amount) { _ in task() }
+    @discardableResult
+    public func repeatOnEventLoop(every interval: Duration, _ task: @escaping @Sendable () -> Void) -> RepeatedTask {
+        eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: TimeAmount(interval)) { _ in task() }
     }
 
     /// The number of connected clients (for tests and status).
