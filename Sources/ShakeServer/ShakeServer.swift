@@ -14,8 +14,9 @@ import Synchronization
 /// JSON line (protocol v1, `docs/protocol.md`), answers their requests, and keeps subscribers from holding each
 /// other up.
 ///
-/// All of its state lives on one event loop; the methods that publish are safe to call from any thread.
-public final class ShakeServer: @unchecked Sendable {
+/// All of its state lives on one event loop, in a `NIOLoopBoundBox` that checks every access is made there; the
+/// public methods are safe to call from any thread.
+public final class ShakeServer: Sendable {
     /// What the daemon provides to the server.
     public struct Hooks: Sendable {
         /// The daemon's state for `hello` and `status`.
@@ -58,8 +59,20 @@ public final class ShakeServer: @unchecked Sendable {
         case descriptor(Int32)
     }
 
-    /// The configuration in force; ``update(_:)`` changes it. Read on the event loop only.
-    public private(set) var configuration: ServerConfiguration
+    /// Where the server is in its life: ``start(_:)`` and ``shutdown()`` move it on, once each.
+    public enum Lifecycle: Sendable, Equatable {
+        case notStarted, starting, running, shuttingDown, stopped
+    }
+
+    /// ``start(_:)`` on a server that is not new.
+    public struct AlreadyStarted: Error, Equatable {
+        public var lifecycle: Lifecycle
+
+        public init(lifecycle: Lifecycle) {
+            self.lifecycle = lifecycle
+        }
+    }
+
     let logger: Logger
     let hooks: Hooks
     let group: MultiThreadedEventLoopGroup
@@ -71,17 +84,76 @@ public final class ShakeServer: @unchecked Sendable {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }()
 
-    // State confined to `eventLoop`.
-    private var listener: (any Channel)?
-    private var clients: [ObjectIdentifier: Client] = [:]
-    private var seq = 0
-    private var ring: ReplayRing<ByteBuffer>
-    private var counters = ServerCounters()
-    private var socketFile: String?
-    /// The most clients connected at once since they were last all gone.
-    private var peakClients = 0
-    /// Numbers events in the order they are handed to the event loop, whichever thread publishes them.
-    private let publishing = Mutex(0)
+    /// State confined to `eventLoop`.
+    private struct LoopState {
+        /// The configuration in force; ``update(_:)`` changes it.
+        var configuration: ServerConfiguration
+        var listener: (any Channel)?
+        var clients: [ObjectIdentifier: Client] = [:]
+        var seq = 0
+        var ring: ReplayRing<ByteBuffer>
+        var counters = ServerCounters()
+        var socketFile: String?
+        /// The most clients connected at once since they were last all gone.
+        var peakClients = 0
+    }
+
+    private let loop: NIOLoopBoundBox<LoopState>
+
+    /// What any thread may touch, under a lock: the lifecycle, and the seq numbers events get in the order they
+    /// are handed to the event loop, whichever thread publishes them. Work is handed to the loop under this lock
+    /// and only before ``Lifecycle/stopped``, so nothing reaches a loop that has shut down.
+    private struct Outside {
+        var seq = 0
+        var lifecycle = Lifecycle.notStarted
+    }
+
+    private let outside = Mutex(Outside())
+
+    /// Where the server is in its life.
+    public var lifecycle: Lifecycle { outside.withLock { $0.lifecycle } }
+
+    /// Runs `work` on the event loop unless the server has stopped.
+    private func onLoop(_ work: @escaping @Sendable () -> Void) {
+        outside.withLock { state in
+            guard state.lifecycle != .stopped else { return }
+            eventLoop.execute(work)
+        }
+    }
+
+    // The loop state's parts, by name (each access checked to be on the loop).
+    private var configuration: ServerConfiguration {
+        get { loop.value.configuration }
+        _modify { yield &loop.value.configuration }
+    }
+    private var listener: (any Channel)? {
+        get { loop.value.listener }
+        _modify { yield &loop.value.listener }
+    }
+    private var clients: [ObjectIdentifier: Client] {
+        get { loop.value.clients }
+        _modify { yield &loop.value.clients }
+    }
+    private var seq: Int {
+        get { loop.value.seq }
+        _modify { yield &loop.value.seq }
+    }
+    private var ring: ReplayRing<ByteBuffer> {
+        get { loop.value.ring }
+        _modify { yield &loop.value.ring }
+    }
+    private var counters: ServerCounters {
+        get { loop.value.counters }
+        _modify { yield &loop.value.counters }
+    }
+    private var socketFile: String? {
+        get { loop.value.socketFile }
+        _modify { yield &loop.value.socketFile }
+    }
+    private var peakClients: Int {
+        get { loop.value.peakClients }
+        _modify { yield &loop.value.peakClients }
+    }
 
     struct ServerCounters {
         var connections = 0
@@ -93,25 +165,40 @@ public final class ShakeServer: @unchecked Sendable {
     }
 
     public init(configuration: ServerConfiguration = ServerConfiguration(), hooks: Hooks, logger: Logger) {
-        self.configuration = configuration
-        ring = ReplayRing(capacity: configuration.replayCapacity)
         self.hooks = hooks
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         eventLoop = group.next()
+        loop = .makeBoxSendingValue(
+            LoopState(configuration: configuration, ring: ReplayRing(capacity: configuration.replayCapacity)),
+            eventLoop: eventLoop)
     }
 
     /// Starts listening.
-    /// - Throws: ``SocketFile/Unavailable`` when the path is taken by a live daemon or is not a socket, or the
-    ///   error of binding.
+    /// - Throws: ``AlreadyStarted`` when called a second time; ``SocketFile/Unavailable`` when the path is taken by
+    ///   a live daemon or is not a socket, or the error of binding (the server can then be started again).
     public func start(_ listener: Listener) async throws {
+        try outside.withLock { (state: inout Outside) throws(AlreadyStarted) in
+            guard state.lifecycle == .notStarted else { throw AlreadyStarted(lifecycle: state.lifecycle) }
+            state.lifecycle = .starting
+        }
+        do {
+            try await listen(listener)
+            outside.withLock { if $0.lifecycle == .starting { $0.lifecycle = .running } }
+        } catch {
+            outside.withLock { if $0.lifecycle == .starting { $0.lifecycle = .notStarted } }
+            throw error
+        }
+    }
+
+    private func listen(_ listener: Listener) async throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 16 * 1024, high: 64 * 1024))
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineFrameDecoder(maxLength: configuration.maxLineLength)))
+                        ByteToMessageHandler(LineFrameDecoder(maxLength: self.configuration.maxLineLength)))
                     try channel.pipeline.syncOperations.addHandler(ClientHandler(server: self))
                 }
             }
@@ -135,8 +222,14 @@ public final class ShakeServer: @unchecked Sendable {
         try await eventLoop.submit { self.listener = channel }.get()
     }
 
-    /// Stops: closes the listening socket, flushes what each client is owed, then closes every connection.
+    /// Stops: closes the listening socket, flushes what each client is owed, then closes every connection. Once:
+    /// a second call, or one while a shutdown is under way, returns at once.
     public func shutdown() async {
+        let previous = outside.withLock { state in
+            defer { if state.lifecycle != .stopped { state.lifecycle = .shuttingDown } }
+            return state.lifecycle
+        }
+        guard previous != .shuttingDown && previous != .stopped else { return }
         let closing: EventLoopFuture<Void> = eventLoop.flatSubmit {
             let listenerClosed = self.listener?.close() ?? self.eventLoop.makeSucceededVoidFuture()
             let clientsClosed = self.clients.values.map { $0.flushAndClose() }
@@ -146,6 +239,7 @@ public final class ShakeServer: @unchecked Sendable {
         if let path = try? await eventLoop.submit({ self.socketFile }).get() {
             unlink(path)
         }
+        outside.withLock { $0.lifecycle = .stopped }
         try? await group.shutdownGracefully()
     }
 
@@ -153,9 +247,10 @@ public final class ShakeServer: @unchecked Sendable {
     /// - Returns: the event's seq.
     @discardableResult
     public func publish(_ event: ShakeEvent, simulated: Bool = false, at date: Date = Date()) -> Int {
-        publishing.withLock { seq in
-            seq += 1
-            let number = seq
+        outside.withLock { state in
+            guard state.lifecycle != .stopped else { return state.seq }
+            state.seq += 1
+            let number = state.seq
             eventLoop.execute { self.broadcast(event, seq: number, simulated: simulated, date: date) }
             return number
         }
@@ -170,7 +265,7 @@ public final class ShakeServer: @unchecked Sendable {
 
     /// Sends a raw sample to the clients that asked for samples.
     public func publish(sample: Sample) {
-        eventLoop.execute {
+        onLoop {
             guard self.clients.values.contains(where: \.wantsSamples) else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
             for client in self.clients.values where client.wantsSamples {
