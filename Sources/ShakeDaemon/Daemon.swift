@@ -234,7 +234,7 @@ public final class Daemon: Sendable {
             serverBox.withLock { $0 = server }
             return server
         } catch {
-            logger.critical("cannot listen: \(error)")
+            logger.critical("cannot listen", metadata: ["error": "\(error)"])
             return nil
         }
     }
@@ -393,19 +393,20 @@ public final class Daemon: Sendable {
         do {
             samples = try TraceFile.read(path: path)
         } catch {
-            logger.error("\(error)")
+            logger.error("cannot read the trace", metadata: ["file": "\(path)", "error": "\(error)"])
             return 1
         }
         guard let first = samples.first, let last = samples.last else {
-            logger.warning("\(path) holds no samples")
+            logger.warning("the trace holds no samples", metadata: ["file": "\(path)"])
             return 0
         }
         let interval = samples.count > 1 ? (last.time - first.time) / Double(samples.count - 1) : 0.01
         let period = last.time - first.time + interval
         shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, rate: 1 / interval) }
         logger.info(
-            "replaying \(path)",
+            "replaying",
             metadata: [
+                "file": "\(path)",
                 "samples": "\(samples.count)", "seconds": "\(JSONObjectWriter.format(period, decimals: 3))",
                 "speed": "\(speed == 0 ? "as fast as possible" : "\(speed)x")", "loop": "\(loop)",
             ])
@@ -454,7 +455,7 @@ extension Daemon {
             new = try reload()
         } catch {
             shared.withLock { $0.rejectedReloads += 1 }
-            logger.error("configuration rejected; the running settings stay: \(error)")
+            logger.error("configuration rejected; the running settings stay", metadata: ["error": "\(error)"])
             notifier.ready(status: "configuration rejected: \(error)")
             return
         }

@@ -23,10 +23,11 @@ extension Shaked {
         let logger = Self.bootstrapLogging(level: level)
         if let configError {
             // A bad configuration at start refuses to start, saying why.
-            logger.critical("refusing to start: \(configError)")
+            logger.critical("refusing to start", metadata: ["error": "\(configError)"])
             throw ExitCode(64)
         }
-        logger.info("configuration: \(path ?? "built-in defaults (no \(Self.defaultConfigPath))")")
+        logger.info(
+            "configuration", metadata: ["file": "\(path ?? "built-in defaults (no \(Self.defaultConfigPath))")"])
         for line in ConfigurationSummary.lines(configuration) { logger.debug("\(line)") }
 
         let run = Daemon.RunOptions(
