@@ -17,8 +17,9 @@ deps:
 build: deps
 	$(SWIFT) build
 
-release: deps
-	$(SWIFT) build -c release
+release:
+	@scripts/install-deps.sh build
+	$(SWIFT) build -c release $(INSTALL_SWIFT_FLAGS)
 
 # The whole test suite: unit tests, replayed trace fixtures, property tests, command-line tests.
 test: deps
@@ -42,7 +43,7 @@ fixtures: build
 
 # Every performance figure in one table: detector throughput, event latency to 1, 100 and 1,000 subscribers
 # (ordo-one/benchmark), and the daemon's CPU, wake-ups and memory at 100 Hz with 10 subscribers and with none.
-bench: release
+bench: deps release
 	SWIFT=$(SWIFT) Benchmarks/report.sh 60
 
 # The ordo-one benchmarks alone, with their full statistics.
@@ -50,7 +51,7 @@ bench-details: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress
 
 # The daemon's CPU, wake-ups and memory while capturing at 100 Hz on a simulated sensor, and while idle.
-bench-daemon: release
+bench-daemon: deps release
 	Benchmarks/daemon-cost.sh 60 10
 
 # Accuracy on the development recordings, when they are present beside the repository.
@@ -85,19 +86,27 @@ BUILD_ROOT ?= .build
 BINDIR_BUILD ?= $(BUILD_ROOT)/release
 # The installed binaries carry the Swift runtime: they keep working when the toolchain changes or goes away.
 INSTALL_SWIFT_FLAGS ?= --static-swift-stdlib
-# Where install-files writes the man pages and completions it generates from those binaries.
+# Where install-files writes the completions it generates from those binaries (man pages are in man/).
 GENERATED_DIR ?= $(BUILD_ROOT)/install-files
-# swift-argument-parser's generate-manual tool; when empty, it is built in MANUAL_SCRATCH.
-GENERATE_MANUAL ?=
-MANUAL_SCRATCH ?= $(BUILD_ROOT)
 INSTALL_VARIABLES = PREFIX="$(PREFIX)" SYSCONFDIR="$(SYSCONFDIR)" DESTDIR="$(DESTDIR)" \
-	BINDIR_BUILD="$(BINDIR_BUILD)" GENERATED_DIR="$(GENERATED_DIR)" GENERATE_MANUAL="$(GENERATE_MANUAL)" \
-	MANUAL_SCRATCH="$(MANUAL_SCRATCH)" SWIFT="$(SWIFT)"
+	BINDIR_BUILD="$(BINDIR_BUILD)" GENERATED_DIR="$(GENERATED_DIR)"
 
-.PHONY: install install-files uninstall
+.PHONY: install install-files uninstall deb
 
-install: deps
-	$(SWIFT) build -c release --scratch-path $(BUILD_ROOT) $(INSTALL_SWIFT_FLAGS)
+# The Debian package (debian/), built from a copy of the source with dpkg-buildpackage and checked by lintian;
+# the .deb lands in .build-deb/out.
+deb: deps
+	scripts/deb.sh
+
+# Installs what is built when both binaries are there (`make release`, then `sudo make install`), so that root
+# never builds in the checkout; builds them first otherwise. Installs no test packages.
+install:
+	@if [ -x "$(BINDIR_BUILD)/shaked" ] && [ -x "$(BINDIR_BUILD)/shakectl" ]; then \
+	  echo "install: installing the binaries in $(BINDIR_BUILD) (make release builds them anew)"; \
+	else \
+	  scripts/install-deps.sh build && \
+	  $(SWIFT) build -c release --scratch-path $(BUILD_ROOT) $(INSTALL_SWIFT_FLAGS); \
+	fi
 	@$(MAKE) --no-print-directory install-files
 
 install-files:

@@ -77,7 +77,7 @@ let package = Package(
         // The configuration file: schema, defaults, validation.
         .target(
             name: "ShakeConfig",
-            dependencies: ["ShakeDetection", .product(name: "Yams", package: "Yams")],
+            dependencies: ["ShakeDetection", "ShakeProtocol", .product(name: "Yams", package: "Yams")],
             swiftSettings: strictSettings
         ),
         // The command-line client.

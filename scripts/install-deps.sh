@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and the tests need, when they are missing.
 # As root it installs them with apt-get; otherwise it names what is missing and how to install it.
+#
+#   scripts/install-deps.sh         what building and the whole test suite need (make test, make demo)
+#   scripts/install-deps.sh build   what building alone needs (make install, make release)
 set -euo pipefail
-packages=(pkg-config libiio-dev libiio-utils umockdev libumockdev0 libsystemd-dev python3 systemd librsvg2-bin)
+build_packages=(pkg-config libiio-dev libsystemd-dev)
+# The tests: simulated devices, libiio's tools, the socket activator, PNG plots, man page lint, the package.
+test_packages=(libiio-utils umockdev libumockdev0 python3 systemd librsvg2-bin mandoc groff-base
+    dpkg-dev debhelper lintian)
+case ${1:-all} in
+    build) packages=("${build_packages[@]}") ;;
+    all) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+    *) echo "usage: $0 [build|all]" >&2; exit 64 ;;
+esac
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # make install-files / make uninstall: puts shaked's files in place, or takes them away again.
 #
-#   scripts/install.sh install     binaries, units, udev rule, sysusers.d file, configuration, man pages and
-#                                  completions, from binaries already built in BINDIR_BUILD
+#   scripts/install.sh install     binaries, units, udev rule, sysusers.d file, configuration, man pages (man/)
+#                                  and completions, from binaries already built in BINDIR_BUILD
 #   scripts/install.sh uninstall   removes exactly those files again
 #
 # The Makefile passes its variables in the environment: PREFIX, SYSCONFDIR, DESTDIR, BINDIR_BUILD,
-# GENERATED_DIR, GENERATE_MANUAL, MANUAL_SCRATCH, SWIFT. docs/install.md is the guide for people.
+# GENERATED_DIR; debian/rules also UNITDIR, UDEVRULESDIR, SYSUSERSDIR and TMPFILESDIR. docs/install.md is the guide for people.
 #
 # The configuration file is the one file an administrator edits, so it is never overwritten and is removed
 # only while it is exactly the shipped one. With DESTDIR empty and run as root, the script also tells
@@ -21,17 +21,17 @@ SYSCONFDIR=${SYSCONFDIR:-/etc}
 DESTDIR=${DESTDIR:-}
 BINDIR_BUILD=${BINDIR_BUILD:-.build/release}
 GENERATED_DIR=${GENERATED_DIR:-.build/install-files}
-GENERATE_MANUAL=${GENERATE_MANUAL:-}
-MANUAL_SCRATCH=${MANUAL_SCRATCH:-.build}
-SWIFT=${SWIFT:-swift}
 
 bindir=$PREFIX/bin
 sbindir=$PREFIX/sbin
-unitdir=$PREFIX/lib/systemd/system
-udevrulesdir=$PREFIX/lib/udev/rules.d
-sysusersdir=$PREFIX/lib/sysusers.d
-tmpfilesdir=$PREFIX/lib/tmpfiles.d
+# Where systemd and udev files go: under PREFIX by default; a distribution package names its own places
+# (debian/rules: the units and the rule in /lib, as Debian 12 has them).
+unitdir=${UNITDIR:-$PREFIX/lib/systemd/system}
+udevrulesdir=${UDEVRULESDIR:-$PREFIX/lib/udev/rules.d}
+sysusersdir=${SYSUSERSDIR:-$PREFIX/lib/sysusers.d}
+tmpfilesdir=${TMPFILESDIR:-$PREFIX/lib/tmpfiles.d}
 mandir=$PREFIX/share/man
+docdir=$PREFIX/share/doc/shaked
 bashcompletiondir=$PREFIX/share/bash-completion/completions
 zshcompletiondir=$PREFIX/share/zsh/site-functions
 fishcompletiondir=$PREFIX/share/fish/vendor_completions.d
@@ -40,7 +40,7 @@ config=$confdir/shaked.yaml
 shipped_config=config/shaked.yaml
 
 # Every file the installation owns, as "SOURCE MODE DESTINATION" (the configuration is handled apart).
-# SOURCE is relative to the repository, or to the generated folder for man pages and completions.
+# SOURCE is relative to the repository, or to the generated folder for completions.
 manifest() {
     cat <<EOF
 bin:shakectl 0755 $bindir/shakectl
@@ -50,8 +50,10 @@ unit:systemd/shaked.socket 0644 $unitdir/shaked.socket
 file:udev/60-shaked.rules 0644 $udevrulesdir/60-shaked.rules
 file:systemd/shaked.sysusers 0644 $sysusersdir/shaked.conf
 file:systemd/shaked.tmpfiles 0644 $tmpfilesdir/shaked.conf
-generated:shaked.8 0644 $mandir/man8/shaked.8
-generated:shakectl.1 0644 $mandir/man1/shakectl.1
+file:man/shaked.8 0644 $mandir/man8/shaked.8
+file:man/shakectl.1 0644 $mandir/man1/shakectl.1
+file:man/shaked.yaml.5 0644 $mandir/man5/shaked.yaml.5
+file:docs/protocol.md 0644 $docdir/protocol.md
 generated:shakectl.bash 0644 $bashcompletiondir/shakectl
 generated:_shakectl 0644 $zshcompletiondir/_shakectl
 generated:shakectl.fish 0644 $fishcompletiondir/shakectl.fish
@@ -63,33 +65,18 @@ say() { printf '  %-10s %s\n' "$1" "$2"; }
 # True when this run should tell the running system about the change.
 live_system() { [ -z "$DESTDIR" ] && [ "$(id -u)" -eq 0 ]; }
 
-# Man pages (from the argument parser) and completion scripts, generated from the binaries to be installed.
+# Completion scripts, generated from the shakectl to be installed. The man pages are written by hand (man/).
 generate() {
     local shaked=$BINDIR_BUILD/shaked shakectl=$BINDIR_BUILD/shakectl
     for binary in "$shaked" "$shakectl"; do
         [ -x "$binary" ] || { echo "install: no $binary; build first (make install builds)" >&2; exit 1; }
     done
     mkdir -p "$GENERATED_DIR"
-    local tool=$GENERATE_MANUAL
-    if [ -z "$tool" ]; then
-        # swift-argument-parser's generate-manual: the tool its generate-manual plugin runs. Called directly,
-        # it renders each binary's own --experimental-dump-help, with the section each page belongs in.
-        echo "install: building swift-argument-parser's generate-manual (scratch path $MANUAL_SCRATCH)"
-        "$SWIFT" build --scratch-path "$MANUAL_SCRATCH" --product generate-manual >/dev/null
-        tool=$("$SWIFT" build --scratch-path "$MANUAL_SCRATCH" --show-bin-path)/generate-manual
-    fi
-    local date
-    if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
-        date=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)
-    else
-        date=$(date -u +%Y-%m-%d)
-    fi
-    "$tool" "$shaked" --section 8 --date "$date" --output-directory "$GENERATED_DIR"
-    "$tool" "$shakectl" --section 1 --date "$date" --output-directory "$GENERATED_DIR"
-    "$shakectl" --generate-completion-script bash > "$GENERATED_DIR/shakectl.bash"
+    # A completion script is sourced, not run: no #! line.
+    "$shakectl" --generate-completion-script bash | sed '1{/^#!/d}' > "$GENERATED_DIR/shakectl.bash"
     "$shakectl" --generate-completion-script zsh > "$GENERATED_DIR/_shakectl"
     "$shakectl" --generate-completion-script fish > "$GENERATED_DIR/shakectl.fish"
-    say generated "man pages and completions in $GENERATED_DIR"
+    say generated "completions in $GENERATED_DIR"
 }
 
 # Copies a unit, filling in the paths of this installation.
@@ -110,7 +97,7 @@ install_files() {
         target=$DESTDIR$destination
         mkdir -p "$(dirname "$target")"
         case $kind in
-            bin) install -m "$mode" "$BINDIR_BUILD/$source" "$target" ;;
+            bin) install -s -m "$mode" "$BINDIR_BUILD/$source" "$target" ;;
             generated) install -m "$mode" "$GENERATED_DIR/$source" "$target" ;;
             file) install -m "$mode" "$source" "$target" ;;
             unit)
@@ -178,13 +165,15 @@ uninstall_files() {
             say removed "$target"
         fi
     done < <(manifest)
+    if [ -d "$DESTDIR$docdir" ] && rmdir "$DESTDIR$docdir" 2>/dev/null; then say removed "$DESTDIR$docdir/"; fi
     uninstall_config
     if live_system; then
-        if command -v systemd-tmpfiles >/dev/null 2>&1; then
-        systemd-tmpfiles --create "$tmpfilesdir/shaked.conf" && say ran "systemd-tmpfiles --create (/run/shaked)" ||
-            say skipped "systemd-tmpfiles failed; /run/shaked is made at the next boot"
-    fi
-    if command -v udevadm >/dev/null 2>&1 && udevadm control --reload >/dev/null 2>&1; then
+        # The service is gone: its runtime directory goes too (systemd-tmpfiles made it, nothing will again).
+        if [ -d /run/shaked ]; then
+            rm -f /run/shaked/shaked.sock
+            rmdir /run/shaked 2>/dev/null && say removed "/run/shaked/" || say kept "/run/shaked/ (not empty)"
+        fi
+        if command -v udevadm >/dev/null 2>&1 && udevadm control --reload >/dev/null 2>&1; then
             say ran "udevadm control --reload"
         fi
         if [ -d /run/systemd/system ] && systemctl daemon-reload >/dev/null 2>&1; then

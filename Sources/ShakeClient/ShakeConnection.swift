@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import NIOCore
 import NIOPosix
 public import ShakeProtocol
@@ -31,19 +32,33 @@ public final class ShakeConnection: Sendable {
     static let backPressure = NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(
         lowWatermark: 16, highWatermark: 64)
 
+    /// Runs `body` with a path to the socket that NIO can hold: its socket addresses take 103 bytes, Linux's
+    /// 107. A longer path is reached through its folder, opened for the moment of connecting, as
+    /// `/proc/self/fd/N/NAME`.
+    static func withReachablePath<T>(_ path: String, _ body: (String) async throws -> T) async throws -> T {
+        guard path.utf8.count > 103, let slash = path.lastIndex(of: "/") else { return try await body(path) }
+        let folder = Glibc.open(
+            slash == path.startIndex ? "/" : String(path[..<slash]), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else { return try await body(path) }
+        defer { Glibc.close(folder) }
+        return try await body("/proc/self/fd/\(folder)/" + path[path.index(after: slash)...])
+    }
+
     static func open(path: String) async throws -> ShakeConnection {
         let channel: NIOAsyncChannel<Frame, ByteBuffer>
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(unixDomainSocketPath: path) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            ByteToMessageHandler(LineFrameDecoder(maxLength: maxLineLength)))
-                        return try NIOAsyncChannel<Frame, ByteBuffer>(
-                            wrappingChannelSynchronously: channel,
-                            configuration: .init(backPressureStrategy: backPressure))
+            channel = try await withReachablePath(path) { reachable in
+                try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .connect(unixDomainSocketPath: reachable) { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(
+                                ByteToMessageHandler(LineFrameDecoder(maxLength: maxLineLength)))
+                            return try NIOAsyncChannel<Frame, ByteBuffer>(
+                                wrappingChannelSynchronously: channel,
+                                configuration: .init(backPressureStrategy: backPressure))
+                        }
                     }
-                }
+            }
         } catch {
             throw ClientError.cannotConnect(path: path, reason: Self.describe(error))
         }

@@ -13,14 +13,31 @@ public enum ConfigLoader {
     public static func load(path: String, accounts: AccountResolver = .system) throws(ConfigError)
         -> ShakedConfiguration
     {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        try parse(try readText(path: path), source: path, accounts: accounts)
+    }
+
+    /// Reads at most `limit` bytes: a larger file is refused after reading one byte past the limit, never read
+    /// whole (a reload of a huge file must not cost the daemon its memory).
+    static func readBounded(path: String, limit: Int) throws(ConfigError) -> Data {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
             throw ConfigError(file: path, message: exists ? "cannot be read" : "no such file")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ConfigError(file: path, message: "is not UTF-8 text")
+        defer { try? handle.close() }
+        var data = Data()
+        do {
+            while data.count <= limit, let chunk = try handle.read(upToCount: min(64 << 10, limit + 1 - data.count)),
+                !chunk.isEmpty
+            {
+                data.append(chunk)
+            }
+        } catch {
+            throw ConfigError(file: path, message: "cannot be read")
         }
-        return try parse(text, source: path, accounts: accounts)
+        guard data.count <= limit else {
+            throw ConfigError(file: path, line: 1, message: "the file is larger than \(limit / 1024) KB")
+        }
+        return data
     }
 
     /// The sections a file may have.
@@ -30,20 +47,27 @@ public enum ConfigLoader {
     public static func parse(_ text: String, source: String, accounts: AccountResolver = .system) throws(ConfigError)
         -> ShakedConfiguration
     {
+        guard let root = try compose(text, source: source) else { return ShakedConfiguration() }  // Empty: defaults.
+        return try parse(root: root, reader: NodeReader(source: source, accounts: accounts))
+    }
+
+    /// The YAML document of a file's text, or nil for an empty one.
+    static func compose(_ text: String, source: String) throws(ConfigError) -> Node? {
         if let (line, message) = NestingLimit.violation(in: text) {
             throw ConfigError(file: source, line: line, message: message)
         }
-        let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            return try Yams.compose(yaml: text)
         } catch let error as YamlError {
             throw ConfigError(file: source, message: "not valid YAML: \(describe(error))")
         } catch {
             throw ConfigError(file: source, message: "not valid YAML: \(error)")
         }
+    }
+
+    /// Validates a document (sections of keys) into a configuration over the defaults.
+    static func parse(root: Node, reader: NodeReader) throws(ConfigError) -> ShakedConfiguration {
         var configuration = ShakedConfiguration()
-        guard let root else { return configuration }  // An empty file keeps every default.
-        let reader = NodeReader(source: source, accounts: accounts)
         for (key, node) in try reader.mapping(root, key: nil) {
             switch key {
             case "sensor": configuration.sensor = try reader.sensorSection(node)
@@ -69,9 +93,21 @@ public enum ConfigLoader {
 struct NodeReader {
     let source: String
     let accounts: AccountResolver
+    /// For a document merged from several files: the file each key (`detector.threshold`) or section came from.
+    var sources: [String: String] = [:]
+    /// Whether the detector section's parameters must hold together (off while keys are checked one by one).
+    var checksCombinations = true
+
+    init(source: String, accounts: AccountResolver, sources: [String: String] = [:]) {
+        self.source = source
+        self.accounts = accounts
+        self.sources = sources
+    }
 
     func error(_ node: Node, key: String?, _ message: String) -> ConfigError {
-        ConfigError(file: source, line: node.mark.map { $0.line }, key: key, message: message)
+        let section = key.flatMap { $0.split(separator: ".").first.map(String.init) }
+        let file = key.flatMap { sources[$0] } ?? section.flatMap { sources[$0] } ?? source
+        return ConfigError(file: file, line: node.mark.map { $0.line }, key: key, message: message)
     }
 
     /// The pairs of a mapping, keys as strings, in file order; duplicate keys are an error.
@@ -141,10 +177,13 @@ struct NodeReader {
             section.overrides[parameter] = number
         }
         // The combination must hold for the section's own preset too (e.g. began_reversals <= reversals).
+        guard checksCombinations else { return section }
         do {
             try section.settings().validate()
         } catch let invalid {
-            throw error(node, key: "detector.\(invalid.parameter.rawValue)", invalid.reason)
+            // At the line of the parameter named, when the section sets it.
+            let culprit = try mapping(node, key: "detector").first { $0.0 == invalid.parameter.rawValue }?.1
+            throw error(culprit ?? node, key: "detector.\(invalid.parameter.rawValue)", invalid.reason)
         }
         return section
     }

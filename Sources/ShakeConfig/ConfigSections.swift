@@ -1,3 +1,4 @@
+import ShakeProtocol
 import Yams
 
 #if canImport(Glibc)
@@ -117,9 +118,7 @@ extension NodeReader {
             switch name {
             case "path":
                 let text = try string(value, key: key)
-                guard text.hasPrefix("/"), text.utf8.count < 108 else {
-                    throw error(value, key: key, "expected an absolute path shorter than 108 bytes, found '\(text)'")
-                }
+                if let problem = SocketPath.problem(with: text) { throw error(value, key: key, problem) }
                 section.path = text
             case "mode":
                 let text = try string(value, key: key)

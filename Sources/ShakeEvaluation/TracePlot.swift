@@ -58,8 +58,12 @@ public struct TracePlot: Sendable {
         let lowerTop = top + upperHeight + 30
         let lowerHeight = height - lowerTop - 40
         let start = run.times.first ?? 0
-        let end = max(run.times.last ?? 1, start + 1e-3)
-        let x = { (time: Double) in left + (time - start) / (end - start) * (right - left) }
+        // A span that is not a finite positive number (one sample, a time of 1e300 where a millisecond is lost,
+        // -1e308 to 1e308) is drawn as one second from the start.
+        let span = (run.times.last ?? start) - start
+        let duration = span.isFinite && span > 0 && start + span > start ? span : 1
+        let end = start + duration
+        let x = { (time: Double) in left + (time - start) / duration * (right - left) }
 
         let magnitudes = run.linear.map(\.length)
         let upperMax = Self.niceCeiling(max(settings.threshold * 1.5, magnitudes.max() ?? 0))
@@ -86,13 +90,15 @@ public struct TracePlot: Sendable {
         }
 
         // Axes, grid and ticks.
-        let timeStep = Self.niceStep((end - start) / 12)
-        var tick = (start / timeStep).rounded(.up) * timeStep
-        while tick <= end {
+        // Counted, not stepped: where adding the step to a huge time changes nothing, a stepping loop never ends.
+        let timeStep = Self.niceStep(duration / 12)
+        let firstTick = (start / timeStep).rounded(.up) * timeStep
+        for index in 0..<30 {
+            let tick = firstTick + Double(index) * timeStep
+            guard tick <= end else { break }
             canvas.line(x1: x(tick), y1: top, x2: x(tick), y2: top + upperHeight, color: "#e4e4e4")
             canvas.line(x1: x(tick), y1: lowerTop, x2: x(tick), y2: lowerTop + lowerHeight, color: "#e4e4e4")
             canvas.text(Self.format(tick), x: x(tick), y: lowerTop + lowerHeight + 16, size: 11, anchor: "middle")
-            tick += timeStep
         }
         canvas.text("time (s)", x: (left + right) / 2, y: height - 8, size: 12, anchor: "middle")
         let upperStep = Self.niceStep(upperMax / 5)
@@ -245,7 +251,9 @@ struct SVGCanvas {
                 thinned.append(high); thinned.append(low)
             }
         }
-        for point in points where point.1.isFinite {
+        // Points far off the canvas (a trace whose times run out of the drawn span) are left out: they would not
+        // show, and their column would not fit an Int.
+        for point in points where point.1.isFinite && point.0.isFinite && abs(point.0) < 1e9 {
             let pixel = Int(point.0.rounded(.down))
             if pixel != column {
                 flush()

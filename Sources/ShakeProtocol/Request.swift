@@ -123,10 +123,12 @@ extension Request {
             guard let value = fields["since"] else {
                 throw RequestError(code: "missing_field", message: "\"replay\" needs \"since\": the last seq you have")
             }
-            guard let since = value.integer, since >= 0 else {
+            // Any whole number counts: past the largest seq there can be (2^53, where doubles stop being exact),
+            // it means "after everything", so nothing is replayed.
+            guard case .number(let number) = value, number == number.rounded(), number >= 0 else {
                 throw RequestError(code: "wrong_type", message: "\"since\" must be a whole number >= 0")
             }
-            request = .replay(since: since)
+            request = .replay(since: number < 9_007_199_254_740_992 ? Int(number) : .max)
         default:
             throw RequestError(
                 code: "unknown_request",

@@ -151,17 +151,11 @@ final class ClientHandler: ChannelDuplexHandler {
     func channelActive(context: ChannelHandlerContext) {
         active = true
         let channel = context.channel
-        let credentials: EventLoopFuture<UnixCredentials?> =
-            (channel as? any SocketOptionProvider).map {
-                $0.unsafeGetSocketOption(level: .init(SOL_SOCKET), name: .init(SO_PEERCRED)).map(Optional.some)
-            } ?? channel.eventLoop.makeSucceededFuture(nil)
-        credentials.recover { _ in nil }.whenSuccess { [self] raw in
+        let credentials: EventLoopFuture<PeerCredentials?> =
+            (channel as? any SocketOptionProvider).map { PeerCredentialsReader.read($0, on: channel.eventLoop) }
+            ?? channel.eventLoop.makeSucceededFuture(nil)
+        credentials.whenSuccess { [self] peer in
             guard active else { return }
-            let peer = raw.map {
-                PeerCredentials(
-                    pid: $0.pid, uid: $0.uid, gid: $0.gid,
-                    supplementaryGroups: PeerCredentials.supplementaryGroups(of: $0.pid))
-            }
             let client = Client(channel: channel, peer: peer)
             self.client = client
             server.accept(client)

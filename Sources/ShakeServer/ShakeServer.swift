@@ -205,13 +205,12 @@ public final class ShakeServer: Sendable {
         let channel: any Channel
         switch listener {
         case .path(let path, let mode, let group):
-            try SocketFile.prepare(path)
-            channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-            if chmod(path, mode_t(mode)) != 0 {
-                logger.warning("cannot set the socket's mode", metadata: ["path": "\(path)", "errno": "\(errno)"])
-            }
-            if let group, chown(path, uid_t.max, gid_t(group)) != 0 {
-                logger.warning("cannot set the socket's group", metadata: ["path": "\(path)", "gid": "\(group)"])
+            let descriptor = try SocketFile.listen(at: path, mode: mode, group: group)
+            do {
+                channel = try await bootstrap.withBoundSocket(descriptor).get()
+            } catch {
+                unlink(path)
+                throw error
             }
             try await eventLoop.submit { self.socketFile = path }.get()
             logger.info("listening", metadata: ["socket": "\(path)"])

@@ -1,4 +1,9 @@
 import Foundation
+import ShakeProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Taking a socket path safely.
 public enum SocketFile {
@@ -9,10 +14,78 @@ public enum SocketFile {
         public var description: String { "\(path): \(reason)" }
     }
 
+    /// Creates the listening socket at `path`, safely, and returns its descriptor (listening, close-on-exec).
+    ///
+    /// - The folder must not let others replace what is in it: writable by users other than its owner and group
+    ///   is refused unless the sticky bit is set (as on /tmp).
+    /// - A stale socket (nobody listening) is removed; a live one, or a file that is not a socket, is refused.
+    /// - The file is created with its final mode (the umask is set around `bind`), so it is never open to more
+    ///   than `mode` allows, and nothing is changed through the path afterwards except its group, with a call
+    ///   that does not follow a symbolic link swapped in there.
+    public static func listen(
+        at path: String, mode: UInt32, group: UInt32?, backlog: Int32 = 512
+    ) throws(Unavailable) -> Int32 {
+        if let problem = SocketPath.problem(with: path) { throw Unavailable(path: path, reason: problem) }
+        try checkFolder(of: path)
+        try prepare(path)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw Unavailable(path: path, reason: "socket: \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let previous = umask(mode_t(~mode & 0o777))
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let bindError = errno
+        umask(previous)
+        guard bound == 0 else {
+            close(descriptor)
+            throw Unavailable(path: path, reason: "cannot bind: \(String(cString: strerror(bindError)))")
+        }
+        if let group, fchownat(AT_FDCWD, path, uid_t.max, gid_t(group), AT_SYMLINK_NOFOLLOW) != 0 {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            unlink(path)
+            throw Unavailable(path: path, reason: "cannot give the socket the group \(group): \(reason)")
+        }
+        guard Glibc.listen(descriptor, backlog) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            unlink(path)
+            throw Unavailable(path: path, reason: "cannot listen: \(reason)")
+        }
+        return descriptor
+    }
+
+    /// Refuses a folder where other users could replace the socket file (rename or delete it, put a link there).
+    static func checkFolder(of path: String) throws(Unavailable) {
+        let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        var status = stat()
+        guard stat(folder.isEmpty ? "/" : folder, &status) == 0 else {
+            throw Unavailable(path: path, reason: "its folder cannot be read: \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw Unavailable(path: path, reason: "\(folder) is not a folder")
+        }
+        let sticky = status.st_mode & S_ISVTX != 0
+        if status.st_mode & S_IWOTH != 0 && !sticky {
+            throw Unavailable(
+                path: path,
+                reason: "\(folder) is writable by every user and has no sticky bit: anyone could replace the socket")
+        }
+    }
+
     /// Makes `path` free to bind: a stale socket (nobody listening) is removed; a live one, or a file that is
     /// not a socket, is refused.
     public static func prepare(_ path: String) throws(Unavailable) {
-        guard path.utf8.count < 108 else { throw Unavailable(path: path, reason: "path too long for a Unix socket") }
+        if let problem = SocketPath.problem(with: path) { throw Unavailable(path: path, reason: problem) }
         var status = stat()
         guard lstat(path, &status) == 0 else { return }  // Nothing there.
         guard status.st_mode & S_IFMT == S_IFSOCK else {

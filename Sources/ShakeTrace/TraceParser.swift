@@ -33,32 +33,57 @@ public struct TraceParser: Sendable {
 
     /// Parses a whole trace, handing each sample to `body` in order.
     public func parse(_ bytes: [UInt8], _ body: (Sample) -> Void) throws(TraceError) {
-        var lineNumber = 0
-        var sawHeader = false
+        var parser = self
         var lineStart = 0
         let end = bytes.count
         while lineStart < end {
             var lineEnd = lineStart
             while lineEnd < end, bytes[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
-            lineNumber += 1
-            let line = trimmed(bytes, lineStart..<lineEnd)
+            if let sample = try parser.feed(line: bytes[lineStart..<lineEnd]) { body(sample) }
             lineStart = lineEnd + 1
-            guard !line.isEmpty, bytes[line.lowerBound] != UInt8(ascii: "#") else { continue }
-            if !sawHeader {
-                let text = String(decoding: bytes[line], as: UTF8.self)
-                guard
-                    text.unicodeScalars.filter({ $0 != " " && $0 != "\t" }).map(String.init).joined()
-                        == Self.header
-                else {
-                    throw TraceError(
-                        file: source, line: lineNumber,
-                        message: "expected the header '\(Self.header)', found '\(text.prefix(80))'")
-                }
-                sawHeader = true
-                continue
-            }
-            body(try parseRow(bytes, line, lineNumber: lineNumber))
         }
+        try parser.finish()
+    }
+
+    /// The longest line the format has room for: a row of four numbers takes under a hundred bytes, and a comment
+    /// that needs more is not a trace. Longer lines are an error, so that input that is not a trace (a binary
+    /// file, /dev/zero) costs bounded memory.
+    public static let maxLineLength = 4096
+
+    private var lineNumber = 0
+    private var sawHeader = false
+
+    /// Parses the next line (without its newline), one at a time: the streaming form of ``parse(_:_:)``.
+    /// - Returns: the line's sample, or nil for a comment, a blank line or the header.
+    /// - Throws: ``TraceError`` naming the line when it is malformed or longer than ``maxLineLength``.
+    public mutating func feed(line bytes: ArraySlice<UInt8>) throws(TraceError) -> Sample? {
+        lineNumber += 1
+        guard bytes.count <= Self.maxLineLength else {
+            throw TraceError(
+                file: source, line: lineNumber,
+                message: "longer than \(Self.maxLineLength) bytes: not a trace (CSV time,x,y,z)")
+        }
+        let line = trimmed(bytes, bytes.startIndex..<bytes.endIndex)
+        guard !line.isEmpty, bytes[line.lowerBound] != UInt8(ascii: "#") else { return nil }
+        if !sawHeader {
+            let text = String(decoding: bytes[line], as: UTF8.self)
+            guard
+                text.unicodeScalars.filter({ $0 != " " && $0 != "\t" }).map(String.init).joined()
+                    == Self.header
+            else {
+                throw TraceError(
+                    file: source, line: lineNumber,
+                    message: "expected the header '\(Self.header)', found '\(text.prefix(80))'")
+            }
+            sawHeader = true
+            return nil
+        }
+        return try parseRow(bytes, line, lineNumber: lineNumber)
+    }
+
+    /// Ends a streamed parse.
+    /// - Throws: ``TraceError`` when no header was seen.
+    public func finish() throws(TraceError) {
         guard sawHeader else {
             throw TraceError(file: source, message: "empty trace: no '\(Self.header)' header")
         }
@@ -66,7 +91,8 @@ public struct TraceParser: Sendable {
 
     private static let fieldNames = ["time", "x", "y", "z"]
 
-    private func parseRow(_ bytes: [UInt8], _ line: Range<Int>, lineNumber: Int) throws(TraceError) -> Sample {
+    private func parseRow(_ bytes: ArraySlice<UInt8>, _ line: Range<Int>, lineNumber: Int) throws(TraceError) -> Sample
+    {
         var values = (0.0, 0.0, 0.0, 0.0)
         var count = 0
         var fieldStart = line.lowerBound
@@ -102,7 +128,7 @@ public struct TraceParser: Sendable {
         return Sample(time: values.0, x: values.1, y: values.2, z: values.3)
     }
 
-    private func trimmed(_ bytes: [UInt8], _ range: Range<Int>) -> Range<Int> {
+    private func trimmed(_ bytes: ArraySlice<UInt8>, _ range: Range<Int>) -> Range<Int> {
         var start = range.lowerBound
         var end = range.upperBound
         while start < end, Self.isSpace(bytes[start]) { start += 1 }

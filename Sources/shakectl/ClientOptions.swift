@@ -26,6 +26,11 @@ struct PhaseList: ExpressibleByArgument {
     }
 
     static var allValueStrings: [String] { ShakeEvent.Phase.allCases.map(\.rawValue) }
+
+    /// As it is written on the command line (`ended`, `began,ended`), for --help's default.
+    var defaultValueDescription: String {
+        ShakeEvent.Phase.allCases.filter(phases.contains).map(\.rawValue).joined(separator: ",")
+    }
 }
 
 extension ServerMessage.Notification {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ShakeConfig
 import ShakeDetection
 import ShakeTrace
@@ -31,20 +32,19 @@ struct DetectCommand: ParsableCommand {
         var failed = false
         for file in files {
             do {
-                let samples = try TraceFile.read(path: file)
+                // Streamed: events are printed as they happen, and an endless input costs bounded memory.
                 var detector = ShakeDetector(settings: settings)
-                var output = ""
                 func emit(_ event: ShakeEvent) {
                     var writer = JSONObjectWriter()
                     event.write(to: &writer)
                     writer.add("source", file)
-                    output += writer.result + "\n"
+                    // Unbuffered, so that `record | detect -` shows each event when it happens.
+                    _ = StandardStreams.write(writer.result + "\n", to: .standardOutput)
                 }
-                for sample in samples {
+                try TraceFile.forEachSample(path: file) { sample in
                     if let event = detector.process(sample) { emit(event) }
                 }
                 if let event = detector.interrupt() { emit(event) }
-                print(output, terminator: "")
                 let counters = detector.counters
                 if counters.invalid > 0 {
                     StandardStreams.printError(

@@ -53,7 +53,10 @@ struct EvalCommand: ParsableCommand {
             let recording = corpus.recordings[index]
             let result = Result<Evaluation.Outcome, TraceError> { () throws(TraceError) in
                 var samples = try TraceFile.read(path: corpus.path(of: recording))
-                if let resample { samples = TraceResampler.resample(samples, to: resample) }
+                if let resample {
+                    samples = try TraceResampler.resample(
+                        samples, to: resample, source: corpus.path(of: recording))
+                }
                 var detector = ShakeDetector(settings: settings)
                 var events = samples.compactMap { detector.process($0) }
                 if let last = detector.interrupt() { events.append(last) }

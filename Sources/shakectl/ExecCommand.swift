@@ -10,8 +10,8 @@ struct ExecCommand: AsyncParsableCommand {
         abstract: "Run a command on every shake: the undo handler.",
         discussion: """
             Runs CMD for each event of the chosen phase (by default every valid shake: ended), with the \
-            event in its environment: SHAKE_PHASE, SHAKE_SEQ, SHAKE_TIME, SHAKE_DURATION, SHAKE_PEAK, \
-            SHAKE_AXIS, SHAKE_REVERSALS, SHAKE_REASON (for cancelled) and SHAKE_SIMULATED. Never two at \
+            event in its environment: SHAKE_PHASE, SHAKE_SEQ, SHAKE_TIME, SHAKE_TIMESTAMP, SHAKE_DURATION, \
+            SHAKE_PEAK, SHAKE_AXIS, SHAKE_REVERSALS, SHAKE_REASON (for cancelled) and SHAKE_SIMULATED. Never two at \
             once: events that come while CMD runs wait their turn (at most 8; older ones are skipped). It \
             survives daemon restarts, reconnecting and catching up on what it missed.
 

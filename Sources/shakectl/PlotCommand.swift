@@ -15,14 +15,18 @@ struct PlotCommand: ParsableCommand {
             gravity-free x, y and z. Green line: began; blue: ended (the shake shaded blue); orange: \
             cancelled, with its reason. --label shades the labelled interval (yellow).
 
-            PNG output needs rsvg-convert (Debian package librsvg2-bin).
+            Without --out, the plot of a file goes beside it (NAME.svg); the plot of standard input ('-') or a \
+            pipe goes to standard output as SVG, as it does with --out -. PNG output needs rsvg-convert on PATH \
+            (Debian package librsvg2-bin).
             """
     )
 
-    @Argument(help: "The trace file.")
+    @Argument(help: "The trace file; '-' reads standard input.")
     var file: String
 
-    @Option(name: .shortAndLong, help: "Output file, .svg or .png (default: the trace's name with .svg).")
+    @Option(
+        name: .shortAndLong,
+        help: "Output file, .svg or .png, or - for SVG on standard output (default: the trace's name with .svg).")
     var out: String?
 
     @OptionGroup var detector: DetectorOptions
@@ -41,10 +45,11 @@ struct PlotCommand: ParsableCommand {
             }
             interval = (parts[0], parts[1])
         }
-        let output = out ?? ((file as NSString).deletingPathExtension + ".svg")
+        let output = out ?? Self.defaultOutput(for: file)
+        let toStandardOutput = output == "-"
         let isPNG = output.lowercased().hasSuffix(".png")
-        guard isPNG || output.lowercased().hasSuffix(".svg") else {
-            StandardStreams.printError("--out must end in .svg or .png")
+        guard toStandardOutput || isPNG || output.lowercased().hasSuffix(".svg") else {
+            StandardStreams.printError("--out must end in .svg or .png, or be - for standard output")
             throw ExitCode(64)
         }
         let samples: [Sample]
@@ -56,6 +61,10 @@ struct PlotCommand: ParsableCommand {
         }
         let plot = TracePlot(title: "\(file) (\(name))", settings: settings, label: interval)
         let svg = plot.svg(samples)
+        if toStandardOutput {
+            _ = StandardStreams.write(svg, to: .standardOutput)
+            return
+        }
         if isPNG {
             try writePNG(svg, to: output)
         } else if !FileManager.default.createFile(atPath: output, contents: Data(svg.utf8)) {
@@ -65,12 +74,26 @@ struct PlotCommand: ParsableCommand {
         print(output)
     }
 
-    private func writePNG(_ svg: String, to output: String) throws {
-        let converter = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert"].first {
+    /// Beside a regular file, NAME.svg; standard output for standard input and pipes, which have no name to
+    /// put a file beside.
+    static func defaultOutput(for file: String) -> String {
+        var status = stat()
+        guard file != "-", stat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return "-" }
+        return (file as NSString).deletingPathExtension + ".svg"
+    }
+
+    /// The first executable `name` in the directories of PATH.
+    static func onPath(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first {
             FileManager.default.isExecutableFile(atPath: $0)
         }
-        guard let converter else {
-            StandardStreams.printError("PNG output needs rsvg-convert: apt-get install librsvg2-bin (or use .svg)")
+    }
+
+    private func writePNG(_ svg: String, to output: String) throws {
+        guard let converter = Self.onPath("rsvg-convert") else {
+            StandardStreams.printError(
+                "PNG output needs rsvg-convert on PATH: apt-get install librsvg2-bin (or use .svg)")
             throw ExitCode.failure
         }
         let process = Process()

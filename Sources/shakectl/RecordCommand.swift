@@ -34,9 +34,9 @@ struct RecordCommand: AsyncParsableCommand {
             StandardStreams.printError("\(out): cannot be written")
             throw ExitCode.failure
         }
-        guard StandardStreams.write("# recorded by shakectl record\n\(TraceParser.header)\n", to: handle) else {
-            return
-        }
+        // The header goes out with the first sample (or at a clean end without any), so that a refusal leaves
+        // nothing behind that looks like a trace.
+        let header = "# recorded by shakectl record\n\(TraceParser.header)\n"
         let stop = Task {
             if let seconds {
                 try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
@@ -51,7 +51,8 @@ struct RecordCommand: AsyncParsableCommand {
                     var written = 0
                     for try await sample in samples {
                         // The reader went away (a closed pipe): stop quietly.
-                        guard StandardStreams.write(TraceFile.row(sample) + "\n", to: handle) else { break }
+                        let row = TraceFile.row(sample) + "\n"
+                        guard StandardStreams.write(written == 0 ? header + row : row, to: handle) else { break }
                         written += 1
                     }
                     return written
@@ -63,9 +64,17 @@ struct RecordCommand: AsyncParsableCommand {
                 defer { watcher.cancel() }
                 return try await recording.value
             }
+            if written == 0 { _ = StandardStreams.write(header, to: handle) }
             StandardStreams.printError("recorded \(written) samples")
         } catch is CancellationError {
             StandardStreams.printError("recording stopped")
+        } catch ClientError.refused(let code, let message) where code == "forbidden" {
+            StandardStreams.printError(
+                "the daemon refused: \(message). Raw samples are for root and the users and groups that "
+                    + "access.samples in the daemon's configuration names (by default the group shaked-admin: "
+                    + "usermod -aG shaked-admin USER, then log in again)")
+            if out != "-" { unlink(out) }
+            throw ExitCode.failure
         } catch {
             StandardStreams.printError("\(error)")
             throw ExitCode.failure

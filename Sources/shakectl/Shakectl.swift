@@ -1,4 +1,5 @@
 import ArgumentParser
+import ShakeProtocol
 
 @main
 struct Shakectl: AsyncParsableCommand {
@@ -10,6 +11,7 @@ struct Shakectl: AsyncParsableCommand {
             A trace is a CSV file with the header 'time,x,y,z': seconds, and acceleration in m/s² on the \
             device's axes with gravity included. Lines starting with '#' are comments.
             """,
+        version: ShakedVersion.current,
         subcommands: [
             ListenCommand.self, ExecCommand.self, StatusCommand.self, SimulateCommand.self, RecordCommand.self,
             DetectCommand.self, SynthCommand.self, EvalCommand.self, PlotCommand.self, SimulateDeviceCommand.self,

@@ -126,6 +126,15 @@ struct SimulateDeviceCommand: ParsableCommand {
             StandardStreams.printError("\(trace): no samples")
             throw ExitCode.failure
         }
+        // The script counts milliseconds from the first sample in 64 bits: every time must be a number, and the
+        // trace no longer than that can say (9e12 s, some 285,000 years, at --speed 1).
+        let longest = Double(Int64.max >> 10) / 1000 * speed
+        if let bad = samples.first(where: { !$0.time.isFinite || abs($0.time - first.time) > longest }) {
+            StandardStreams.printError(
+                "\(trace): a sample at time \(bad.time) cannot be played: times must be finite and within "
+                    + "\(longest) s of the first")
+            throw ExitCode.failure
+        }
         let directory = URL(fileURLWithPath: out)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -2,8 +2,28 @@ import Foundation
 
 /// Writing to standard output and standard error without buffering surprises.
 enum StandardStreams {
+    /// Writes `shakectl: MESSAGE` on standard error, with control characters escaped: messages quote file names,
+    /// file contents and what the daemon says, none of which may move the cursor or recolour a terminal.
     static func printError(_ message: String) {
-        _ = write("shakectl: \(message)\n", to: .standardError)
+        _ = write("shakectl: \(printable(message))\n", to: .standardError)
+    }
+
+    /// `text` with every control character but newline and tab (C0, DEL and C1) written as `\u{XX}`.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isEscaped) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isEscaped(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// Writes text; false when the other end is gone (a closed pipe), which is not worth a crash.

@@ -26,23 +26,36 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         let sensor = status.sensor
-        var lines = [
-            "sensor:       "
-                + ([sensor.source, sensor.name, sensor.id.map { "(\($0))" }, sensor.location].compactMap { $0 }.joined(
-                    separator: " ")),
-            "rate:         " + (sensor.rate.map { JSONObjectWriter.format($0, decimals: 1) + " Hz" } ?? "unknown"),
-            "subscribers:  \(status.subscribers)",
-            "shaking:      \(status.shaking ? "yes" : "no")",
-            "last seq:     \(status.seq)",
-            "uptime:       \(JSONObjectWriter.format(status.uptime, decimals: 0)) s",
+        let rows: [(String, String)] = [
+            (
+                "sensor",
+                [sensor.source, sensor.name, sensor.id.map { "(\($0))" }, sensor.location].compactMap { $0 }.joined(
+                    separator: " ")
+            ),
+            ("rate", sensor.rate.map { JSONObjectWriter.format($0, decimals: 1) + " Hz" } ?? "unknown"),
+            ("subscribers", "\(status.subscribers)"),
+            ("shaking", status.shaking ? "yes" : "no"),
+            ("last seq", "\(status.seq)"),
+            ("uptime", "\(JSONObjectWriter.format(status.uptime, decimals: 0)) s"),
         ]
-        for key in status.counters.keys.sorted() {
-            let name = key.replacingOccurrences(of: "_", with: " ") + ":"
-            lines.append(
-                name.padding(toLength: max(14, name.count + 1), withPad: " ", startingAt: 0)
-                    + "\(status.counters[key] ?? 0)")
+        // The counters in a block of their own, aligned among themselves however long the longest name; what
+        // the daemon says of its sensor (a name from the device) cannot drive the terminal.
+        let counters = status.counters.keys.sorted().map { key in
+            (key.replacingOccurrences(of: "_", with: " "), "\(status.counters[key] ?? 0)")
         }
-        print(lines.joined(separator: "\n"))
+        var lines = Self.aligned(rows, width: 14)
+        if !counters.isEmpty {
+            lines.append("counters:")
+            lines += Self.aligned(counters, width: counters.map { $0.0.count }.max()! + 2).map { "  " + $0 }
+        }
+        print(StandardStreams.printable(lines.joined(separator: "\n")))
+    }
+
+    /// `name: value` lines with every value starting `width` columns in.
+    static func aligned(_ rows: [(String, String)], width: Int) -> [String] {
+        rows.map { name, value in
+            (name + ":").padding(toLength: max(width, name.count + 2), withPad: " ", startingAt: 0) + value
+        }
     }
 }
 

@@ -12,7 +12,7 @@ extension Shaked {
     func build() throws -> Daemon {
         let path = configPath
         let configuration: ShakedConfiguration
-        var configError: ConfigError?
+        var configError: ConfigErrors?
         do {
             configuration = try effectiveConfiguration(path: path)
         } catch {
@@ -23,7 +23,9 @@ extension Shaked {
         let logger = Self.bootstrapLogging(level: level)
         if let configError {
             // A bad configuration at start refuses to start, saying why.
-            logger.critical("refusing to start", metadata: ["error": "\(configError)"])
+            for problem in configError.errors {
+                logger.critical("refusing to start", metadata: ["error": "\(problem)"])
+            }
             throw ExitCode(64)
         }
         logger.info(

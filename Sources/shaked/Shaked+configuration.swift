@@ -9,52 +9,105 @@ extension Shaked {
         config ?? (FileManager.default.fileExists(atPath: Self.defaultConfigPath) ? Self.defaultConfigPath : nil)
     }
 
-    /// The configuration in force: the file's (or the defaults), with the options given on the command line
-    /// over it. Called at start and on every reload, so the command line keeps winning.
-    /// - Throws: ``ConfigError`` naming the file and key.
-    func effectiveConfiguration(path: String?) throws(ConfigError) -> ShakedConfiguration {
-        var configuration =
-            try path.map { path throws(ConfigError) in try ConfigLoader.load(path: path) }
-            ?? ShakedConfiguration()
-        if let source { configuration.sensor.source = source }
-        if let device { configuration.sensor.device = device }
-        if let rate { configuration.sensor.rate = rate }
-        if alwaysOn { configuration.sensor.alwaysOn = true }
-        if let sensitivity { configuration.detector.sensitivity = sensitivity }
-        if let logLevel { configuration.logging.level = logLevel.lowercased() }
-        if let socket { configuration.socket.path = socket }
+    /// The configuration in force: the file's (or the defaults), then the drop-ins
+    /// (`/usr/lib/shaked/shaked.yaml.d`, `FILE.d`), with the options given on the command line over it all.
+    /// Called at start and on every reload, so the command line keeps winning.
+    /// - Parameter path: the main file, which must exist; nil: the installed one when it exists.
+    /// - Throws: ``ConfigErrors`` naming every problem's file, line and key.
+    func effectiveConfiguration(path: String?) throws(ConfigErrors) -> ShakedConfiguration {
+        try layeredConfiguration(path: path).configuration
+    }
+
+    /// ``effectiveConfiguration(path:)`` with the files read and where each value came from.
+    func layeredConfiguration(path: String?) throws(ConfigErrors) -> LayeredConfiguration {
+        let main = path ?? Self.defaultConfigPath
+        var layered = try ConfigLoader.loadLayered(
+            main: main, mainMustExist: path != nil, dropIns: ConfigLoader.dropIns(for: main))
+        var configuration = layered.configuration
+        func given(_ key: String, _ option: String) { layered.origins[key] = "the command line (\(option))" }
+        if let source {
+            configuration.sensor.source = source
+            given("sensor.source", "--source")
+        }
+        if let device {
+            configuration.sensor.device = device
+            given("sensor.device", "--device")
+        }
+        if let rate {
+            configuration.sensor.rate = rate
+            given("sensor.rate", "--rate")
+        }
+        if alwaysOn {
+            configuration.sensor.alwaysOn = true
+            given("sensor.always_on", "--always-on")
+        }
+        if let sensitivity {
+            configuration.detector.sensitivity = sensitivity
+            given("detector.sensitivity", "--sensitivity")
+        }
+        if let logLevel {
+            configuration.logging.level = logLevel.lowercased()
+            given("logging.level", "--log-level")
+        }
+        if let socket {
+            configuration.socket.path = socket
+            given("socket.path", "--socket")
+        }
         if let socketMode, let mode = ShakedConfiguration.SocketSection.mode(parsing: socketMode) {
             configuration.socket.mode = mode
+            given("socket.mode", "--socket-mode")
         }
-        if let socketGroup { configuration.socket.group = .group(.name(socketGroup)) }
+        if let socketGroup {
+            configuration.socket.group = .group(.name(socketGroup))
+            given("socket.group", "--socket-group")
+        }
         if let adminGroup {
             configuration.access.samples = .accounts([.group(.name(adminGroup))])
             configuration.access.simulate = .accounts([.group(.name(adminGroup))])
+            given("access.samples", "--admin-group")
+            given("access.simulate", "--admin-group")
         }
-        // The combination must hold too: a preset from the command line with the file's parameters.
+        // The combination must hold too: a preset from the command line with the files' parameters.
         do {
             try configuration.detector.settings().validate()
         } catch {
-            throw ConfigError(
-                file: path ?? "the command line", key: "detector.\(error.parameter.rawValue)", message: error.reason)
+            let key = "detector.\(error.parameter.rawValue)"
+            throw ConfigErrors([
+                ConfigError(
+                    file: layered.origins[key] ?? layered.files.last ?? "the command line", key: key,
+                    message: error.reason)
+            ])
         }
-        return configuration
+        layered.configuration = configuration
+        return layered
     }
 
-    /// `--check-config [FILE]`: validates, prints what the daemon would run with, and returns the exit status.
+    /// `--check-config [FILE]`: validates the file and its drop-ins, prints what the daemon would run with and
+    /// where each value comes from, or every problem; returns the exit status.
     func checkConfiguration() -> Int32 {
-        let path = file ?? config ?? Self.defaultConfigPath
-        guard file != nil || config != nil || FileManager.default.fileExists(atPath: path) else {
-            print("no configuration file at \(path): the built-in defaults apply")
-            return 0
-        }
+        let path = file ?? config
         do {
-            let configuration = try effectiveConfiguration(path: path)
-            print("\(path): valid")
-            print(ConfigurationSummary.lines(configuration).joined(separator: "\n"))
+            let layered = try layeredConfiguration(path: path ?? configPath)
+            if layered.files.isEmpty {
+                print("no configuration file at \(Self.defaultConfigPath): the built-in defaults apply")
+            } else {
+                print(layered.files.map { "\($0): valid" }.joined(separator: "\n"))
+            }
+            print(ConfigurationSummary.lines(layered.configuration).joined(separator: "\n"))
+            if layered.origins.isEmpty {
+                print("every value is the default")
+            } else {
+                print("set by:")
+                let width = layered.origins.keys.map(\.count).max()! + 2
+                for key in layered.origins.keys.sorted() {
+                    print(
+                        "  " + (key + ":").padding(toLength: width, withPad: " ", startingAt: 0) + layered.origins[key]!
+                    )
+                }
+            }
             return 0
         } catch {
-            FileHandle.standardError.write(Data("shaked: \(error)\n".utf8))
+            for problem in error.errors { FileHandle.standardError.write(Data("shaked: \(problem)\n".utf8)) }
             return 64
         }
     }

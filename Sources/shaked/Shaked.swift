@@ -4,6 +4,7 @@ import IIOSensor
 import ShakeConfig
 import ShakeDaemon
 public import ShakeDetection
+import ShakeProtocol
 
 /// The daemon's command line. Only option parsing lives here; `Shaked+build.swift` wires the parts.
 @main
@@ -33,9 +34,10 @@ struct Shaked: AsyncParsableCommand {
             passes a listening socket (socket activation), it is used instead. Capture from a sensor runs only \
             while somebody listens (a subscriber, --print-events, or --always-on).
 
-            --print-events writes each event as one JSON line on standard output:
+            --print-events writes each event as one JSON line on standard output (the second is folded here):
               {"event":"shake","phase":"began","time":2.13}
-              {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,"peak":28.02,"axis":"x","reversals":11}
+              {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,
+               "peak":28.02,"axis":"x","reversals":11}
             Times are seconds on the sensor's clock. The log goes to standard error.
 
             Configuration: /etc/shaked/shaked.yaml when it exists, or --config FILE; options given on the \
@@ -56,7 +58,8 @@ struct Shaked: AsyncParsableCommand {
               shaked --check-config /etc/shaked/shaked.yaml
               shaked --device display --rate 100 --sensitivity hard
               shaked --source replay:demo/demo-trace.csv --speed 0 --print-events
-            """
+            """,
+        version: ShakedVersion.current
     )
 
     // Options that the configuration file also sets: nil (not given) leaves the file's value.
@@ -137,6 +140,7 @@ struct Shaked: AsyncParsableCommand {
             throw ValidationError("--socket-mode must be an octal mode such as 0660, not '\(socketMode)'")
         }
         if noSocket, socket != nil { throw ValidationError("--socket and --no-socket contradict each other") }
+        if let socket, let problem = SocketPath.problem(with: socket) { throw ValidationError("--socket: \(problem)") }
         if let socketGroup, AccountResolver.system.resolve(.group(.name(socketGroup))) == nil {
             throw ValidationError("--socket-group: no group named '\(socketGroup)'")
         }

@@ -282,3 +282,64 @@ struct InProgressShakeTests {
         #expect((daemon.events.last?["began"] as? Double).map { abs($0 - began) < 0.001 } == true)
     }
 }
+
+/// `--socket` is held to the same rule as `socket.path` in the configuration file, before anything starts.
+struct SocketOptionTests {
+    @Test(arguments: [
+        ("", "--socket: empty; expected an absolute path"),
+        ("here.sock", "--socket: 'here.sock' is relative; expected an absolute path"),
+        (
+            "/" + String(repeating: "s", count: 107),
+            "--socket: 108 bytes long; a Unix socket's path has at most 107 bytes"
+        ),
+    ])
+    func aSocketPathThatCannotBeOneIsRefused(path: String, message: String) throws {
+        let result = try Command.run(
+            "shaked", ["--source", "replay:\(Fixtures.path("walking.csv"))", "--socket", path])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+}
+
+/// `--check-config` with drop-ins: every file it read, the settings, where each came from, or every problem.
+struct CheckConfigTests {
+    @Test func showsEveryFileAndWhereEachValueCameFrom() throws {
+        let directory = try Harness.scratch("check-layers")
+        let main = "\(directory)/shaked.yaml"
+        try "detector:\n  sensitivity: hard\n".write(toFile: main, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: "\(main).d", withIntermediateDirectories: true)
+        try "sensor:\n  rate: 200\n".write(toFile: "\(main).d/10-rate.yaml", atomically: true, encoding: .utf8)
+        let result = try Command.run("shaked", ["--check-config", main, "--log-level", "debug"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let out = result.stdout
+        #expect(out.contains("\(main): valid\n\(main).d/10-rate.yaml: valid\n"), "\(out)")
+        #expect(out.contains("200 Hz"))
+        #expect(out.contains("detector: hard"))
+        #expect(out.contains("  detector.sensitivity: \(main):2\n"), "\(out)")
+        #expect(out.contains("  sensor.rate:          \(main).d/10-rate.yaml:2\n"), "\(out)")
+        #expect(out.contains("  logging.level:        the command line (--log-level)\n"), "\(out)")
+    }
+
+    @Test func reportsEveryProblemNotOnlyTheFirst() throws {
+        let directory = try Harness.scratch("check-problems")
+        let main = "\(directory)/shaked.yaml"
+        try "sensor:\n  rate: fast\n".write(toFile: main, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: "\(main).d", withIntermediateDirectories: true)
+        try "clients:\n  max_clients: 0\n".write(toFile: "\(main).d/10-c.yaml", atomically: true, encoding: .utf8)
+        let result = try Command.run("shaked", ["--check-config", main])
+        #expect(result.status == 64)
+        #expect(
+            result.stderr
+                == "shaked: \(main):2: sensor.rate: expected a number, found 'fast'\n"
+                + "shaked: \(main).d/10-c.yaml:2: clients.max_clients: 0 is out of range; allowed: 1...65536\n")
+    }
+
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/etc/shaked/shaked.yaml")))
+    func withoutAFileItStillShowsTheSettings() throws {
+        let result = try Command.run("shaked", ["--check-config"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("the built-in defaults apply"))
+        #expect(result.stdout.contains("detector: medium"))
+        #expect(result.stdout.contains("every value is the default"))
+    }
+}

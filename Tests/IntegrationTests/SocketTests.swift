@@ -57,13 +57,26 @@ struct SocketTests {
             "shakectl",
             [
                 "exec", "--socket", socket, "--count", "1", "--", "sh", "-c",
-                "echo \"$SHAKE_PHASE $SHAKE_SEQ $SHAKE_AXIS $SHAKE_REVERSALS\" >> '\(marker)'",
+                "echo \"$SHAKE_PHASE $SHAKE_SEQ $SHAKE_AXIS $SHAKE_REVERSALS\" >> '\(marker)'; "
+                    + "env | grep '^SHAKE_' | cut -d= -f1 > '\(marker).env'",
             ])
         #expect(exec.status == 0, "\(exec.stderr)")
         let written = (try? String(contentsOfFile: marker, encoding: .utf8)) ?? ""
         let fields = written.split(separator: " ")
         #expect(fields.first == "ended")
         #expect(fields.count == 4 && Int(fields[1]) != nil && Int(fields[3].trimmingCharacters(in: .newlines)) != nil)
+        // Every variable exec sets is documented: in its --help, the README and shakectl(1).
+        let variables = try String(contentsOfFile: "\(marker).env", encoding: .utf8).split(separator: "\n")
+        #expect(variables.count >= 8)
+        let help = try Command.run("shakectl", ["exec", "--help"]).stdout
+        let readme = try String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let manual = try String(
+            contentsOf: Fixtures.repository.appendingPathComponent("man/shakectl.1"), encoding: .utf8)
+        for variable in variables {
+            #expect(help.contains(variable), "exec --help does not mention \(variable)")
+            #expect(readme.contains(variable), "README.md does not mention \(variable)")
+            #expect(manual.contains(variable), "shakectl(1) does not mention \(variable)")
+        }
 
         // record: a trace that the detector reads back.
         let recorded = "\(directory)/recorded.csv"
@@ -124,5 +137,34 @@ struct SocketTests {
         #expect(listened.stdout.contains(#""phase":"ended""#))
         let activated = activator.wait(timeout: 5) { $0.stderr.contains("listening on the socket passed by systemd") }
         #expect(activated, "\(activator.stderr)")
+    }
+}
+
+/// `shakectl status` as a person reads it: values in one column (the counters in one of their own), and nothing from the daemon (here a
+/// sensor named after a file with an escape sequence in its name) that can drive the terminal.
+struct ReadableStatusTests {
+    @Test func valuesLineUpAndControlCharactersAreEscaped() throws {
+        let directory = try Harness.scratch("status-readable")
+        let trace = "\(directory)/\u{1B}[31mred.csv"
+        try FileManager.default.copyItem(atPath: Fixtures.path("walking.csv"), toPath: trace)
+        let (daemon, socket, _) = try Harness.startReplayDaemon(
+            "status-readable-daemon", trace: trace, arguments: ["--loop"])
+        defer { _ = daemon.stop(signal: SIGTERM) }
+        let status = try Harness.shakectl(["status", "--socket", socket])
+        #expect(!status.contains("\u{1B}"))
+        #expect(status.contains(#"\u{1B}[31mred.csv"#), "\(status)")
+        let lines = status.split(separator: "\n")
+        let counterStart = try #require(lines.firstIndex(of: "counters:"))
+        #expect(lines.count - counterStart > 8)
+        // Where each line's value starts, in the main block and among the counters.
+        func columns(_ block: ArraySlice<Substring>) -> Set<Int> {
+            Set(
+                block.map { line in
+                    let afterColon = line[line.index(after: line.firstIndex(of: ":")!)...]
+                    return line.count - afterColon.drop(while: { $0 == " " }).count
+                })
+        }
+        #expect(columns(lines[..<counterStart]) == [14], "\(status)")
+        #expect(columns(lines[(counterStart + 1)...]).count == 1, "\(status)")
     }
 }

@@ -18,8 +18,10 @@ struct SystemdUnitTests {
         "usr/local/lib/udev/rules.d/60-shaked.rules",
         "usr/local/sbin/shaked",
         "usr/local/share/bash-completion/completions/shakectl",
+        "usr/local/share/doc/shaked/protocol.md",
         "usr/local/share/fish/vendor_completions.d/shakectl.fish",
         "usr/local/share/man/man1/shakectl.1",
+        "usr/local/share/man/man5/shaked.yaml.5",
         "usr/local/share/man/man8/shaked.8",
         "usr/local/share/zsh/site-functions/_shakectl",
     ]
@@ -54,13 +56,15 @@ struct SystemdUnitTests {
         let shipped = try InstallHarness.shippedConfiguration()
         #expect(try InstallHarness.read(destination, "etc/shaked/shaked.yaml") == shipped)
 
-        // Man pages rendered from the argument parser, each in its own section.
-        let daemonPage = try InstallHarness.read(destination, "usr/local/share/man/man8/shaked.8")
-        #expect(daemonPage.contains(".Dt SHAKED 8"))
-        #expect(daemonPage.contains("--config"))
-        let toolPage = try InstallHarness.read(destination, "usr/local/share/man/man1/shakectl.1")
-        #expect(toolPage.contains(".Dt SHAKECTL 1"))
-        #expect(toolPage.contains("listen"))
+        // The man pages of man/, each in its own section.
+        for (path, page) in [
+            ("usr/local/share/man/man8/shaked.8", "shaked.8"), ("usr/local/share/man/man1/shakectl.1", "shakectl.1"),
+            ("usr/local/share/man/man5/shaked.yaml.5", "shaked.yaml.5"),
+        ] {
+            let source = try String(
+                contentsOf: Fixtures.repository.appendingPathComponent("man/\(page)"), encoding: .utf8)
+            #expect(try InstallHarness.read(destination, path) == source, "\(path)")
+        }
 
         // Completion scripts, one per shell, that know the subcommands.
         for (path, marker) in [
@@ -157,38 +161,14 @@ enum InstallHarness {
 
     static var hasMan: Bool { which("man") != nil }
 
-    /// swift-argument-parser's generate-manual: the one this test run built beside its products, else one built
-    /// once in a scratch path of its own (the running `swift test` holds the lock on its own).
-    static let generateManual: Result<String, HarnessError> = {
-        let beside = Command.productsDirectory.appendingPathComponent("generate-manual").path
-        if FileManager.default.isExecutableFile(atPath: beside) { return .success(beside) }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-generate-manual").path
-        do {
-            let swift = which("swift") ?? "/opt/swift/usr/bin/swift"
-            let build = try Command.run(
-                swift,
-                ["build", "--package-path", repository.path, "--scratch-path", scratch, "--product", "generate-manual"])
-            guard build.status == 0 else {
-                return .failure(HarnessError("building generate-manual: \(build.stdout)\(build.stderr)"))
-            }
-            let binPath = try Command.run(
-                swift, ["build", "--package-path", repository.path, "--scratch-path", scratch, "--show-bin-path"])
-            return .success(binPath.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/generate-manual")
-        } catch {
-            return .failure(HarnessError("building generate-manual: \(error)"))
-        }
-    }()
-
     /// Runs `make TARGET` on the test run's own binaries into `destination`. - Returns: what it printed.
     @discardableResult
     static func make(_ target: String, destination: String) throws -> String {
-        let tool = try generateManual.get()
         let result = try Command.run(
             "/usr/bin/env",
             [
                 "make", "--no-print-directory", "-C", repository.path, target, "DESTDIR=\(destination)",
                 "BINDIR_BUILD=\(Command.productsDirectory.path)", "GENERATED_DIR=\(destination)/../generated",
-                "GENERATE_MANUAL=\(tool)",
             ])
         guard result.status == 0 else {
             throw HarnessError("make \(target) failed (\(result.status)): \(result.stdout)\(result.stderr)")

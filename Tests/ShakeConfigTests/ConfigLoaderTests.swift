@@ -1,6 +1,8 @@
+import Foundation
 import ShakeConfig
 import ShakeDetection
 import ShakeTestSupport
+import Synchronization
 import Testing
 
 struct ConfigLoaderTests {
@@ -160,7 +162,12 @@ struct ConfigLoaderTests {
         ("sensor:\n  speed: 2\n", "sensor.speed: unknown key; known keys: source, device, rate, always_on"),
         ("socket:\n  mode: 0999\n", "socket.mode: expected an octal mode such as \"0660\", found '0999'"),
         ("socket:\n  mode: 01777\n", "socket.mode: expected an octal mode"),
-        ("socket:\n  path: relative.sock\n", "socket.path: expected an absolute path"),
+        ("socket:\n  path: relative.sock\n", "socket.path: 'relative.sock' is relative; expected an absolute path"),
+        ("socket:\n  path: \"\"\n", "socket.path: empty; expected an absolute path"),
+        (
+            "socket:\n  path: /\(String(repeating: "s", count: 107))\n",
+            "socket.path: 108 bytes long; a Unix socket's path has at most 107 bytes"
+        ),
         ("socket:\n  group: wheel-of-fortune\n", "socket.group: no group named 'wheel-of-fortune'"),
         ("clients:\n  max_clients: 0\n", "clients.max_clients: 0 is out of range; allowed: 1...65536"),
         ("clients:\n  queue_limit: 2.5\n", "clients.queue_limit: expected a whole number, found '2.5'"),
@@ -187,5 +194,38 @@ struct ConfigLoaderTests {
         #expect(throws: ConfigError(file: "/nonexistent.yaml", message: "no such file")) {
             try ConfigLoader.load(path: "/nonexistent.yaml")
         }
+    }
+}
+
+/// A configuration file is never read whole before its size is known to be sane: a reload pointed at a huge
+/// file, or at a pipe that never ends, costs one megabyte.
+struct ConfigSizeTests {
+    @Test func anEndlessFileIsReadOnlyUpToTheLimit() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-size-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let fifo = directory.appendingPathComponent("endless.yaml").path
+        unlink(fifo)
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let written = Mutex(0)
+        let writer = Thread {
+            let descriptor = open(fifo, O_WRONLY)
+            guard descriptor >= 0 else { return }
+            defer { close(descriptor) }
+            let chunk = [UInt8](repeating: UInt8(ascii: "#"), count: 64 << 10)
+            // 64 MB at most: far more than the reader may take.
+            for _ in 0..<1024 {
+                let count = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                guard count > 0 else { return }
+                written.withLock { $0 += count }
+            }
+        }
+        writer.start()
+        #expect(throws: ConfigError(file: fifo, line: 1, message: "the file is larger than 1024 KB")) {
+            try ConfigLoader.load(path: fifo)
+        }
+        while !writer.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        // What the reader took, plus what fitted in the pipe when it closed.
+        #expect(written.withLock { $0 } < 4 << 20)
     }
 }

@@ -14,6 +14,10 @@ struct RequestTests {
         #expect(try parse(#"{"request":"subscribe"}"#) == .subscribe(phases: []))
         #expect(try parse(#"{"request":"replay","since":12}"#) == .replay(since: 12))
         #expect(try parse(#"{"request":"replay","since":3.0}"#) == .replay(since: 3))
+        // Past the last exact double, any whole number means "after everything".
+        #expect(try parse(#"{"request":"replay","since":9007199254740991}"#) == .replay(since: 9_007_199_254_740_991))
+        #expect(try parse(#"{"request":"replay","since":9e15}"#) == .replay(since: 9_000_000_000_000_000))
+        #expect(try parse(#"{"request":"replay","since":1e300}"#) == .replay(since: .max))
         #expect(try parse(#"{"request":"samples"}"#) == .samples)
         #expect(try parse(#"{"request":"simulate"}"#) == .simulate)
     }

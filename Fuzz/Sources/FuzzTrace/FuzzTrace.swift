@@ -19,7 +19,22 @@ public func fuzzTrace(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     checkStreaming(parser, bytes, samples)
     checkRowCount(bytes, samples)
     checkRoundTrip(parser, samples)
+    checkResampling(samples)
     return 0
+}
+
+/// Resampling any parsed trace finishes within its limit: gaps, times that are not numbers and huge spans split
+/// it instead of asking for more samples than there is memory.
+private func checkResampling(_ samples: [Sample]) {
+    let limit = 200_000
+    for rate in [7.0, 1000] {
+        do {
+            let result = try TraceResampler.resample(samples, to: rate, source: source, limit: limit)
+            require(result.count <= limit, "resampling gave \(result.count) samples, over the limit")
+        } catch {
+            require(error.message.contains("more than \(limit) samples"), "resampling failed: \(error)")
+        }
+    }
 }
 
 /// An error names the file, a line that exists and what is wrong.

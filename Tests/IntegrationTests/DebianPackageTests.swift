@@ -1,0 +1,203 @@
+import Foundation
+import ShakeTestSupport
+import Testing
+
+/// `make deb`'s package, built by dpkg-buildpackage from the binaries this test run built (scripts/deb.sh with
+/// SHAKED_PREBUILT), checked by lintian, read with dpkg-deb, then installed into, removed from and purged from a
+/// throwaway root with `dpkg --root` (maintainer scripts run with DPKG_ROOT, never touching this machine).
+@Suite(.serialized, .enabled(if: DebianPackage.toolsPresent, "dpkg-buildpackage, debhelper or lintian is missing"))
+struct DebianPackageTests {
+    /// What the package installs, as `dpkg-deb --contents` lists it (files and links, folders left out).
+    static let contents = [
+        "etc/shaked/shaked.yaml",
+        "lib/systemd/system/shaked.service",
+        "lib/systemd/system/shaked.socket",
+        "lib/udev/rules.d/60-shaked.rules",
+        "usr/bin/shakectl",
+        "usr/lib/sysusers.d/shaked.conf",
+        "usr/lib/tmpfiles.d/shaked.conf",
+        "usr/sbin/shaked",
+        "usr/share/bash-completion/completions/shakectl",
+        "usr/share/doc/shaked/changelog.gz",
+        "usr/share/doc/shaked/copyright",
+        "usr/share/doc/shaked/protocol.md.gz",
+        "usr/share/fish/vendor_completions.d/shakectl.fish",
+        "usr/share/lintian/overrides/shaked",
+        "usr/share/man/man1/shakectl.1.gz",
+        "usr/share/man/man5/shaked.yaml.5.gz",
+        "usr/share/man/man8/shaked.8.gz",
+        "usr/share/zsh/site-functions/_shakectl",
+    ]
+
+    @Test func thePackageBuildsLintsCleanAndHoldsWhatItShould() throws {
+        let package = try DebianPackage.built.get()
+        let control = try DebianPackage.field(package, nil)
+        #expect(control.contains("Package: shaked\n"))
+        let depends = try DebianPackage.field(package, "Depends")
+        for runtime in ["libiio0", "libsystemd0", "systemd | systemd-standalone-sysusers"] {
+            #expect(depends.contains(runtime), "Depends: \(depends)")
+        }
+        // Build and test tools are not run-time dependencies.
+        for buildOnly in ["-dev", "umockdev", "pkg-config", "debhelper", "swift", "librsvg", "python"] {
+            #expect(!depends.contains(buildOnly), "Depends: \(depends)")
+        }
+        #expect(try DebianPackage.field(package, "Suggests").contains("librsvg2-bin"))
+
+        #expect(try DebianPackage.contents(package) == Self.contents)
+
+        let controlFiles = try DebianPackage.extractControl(package)
+        let conffiles = try String(contentsOfFile: "\(controlFiles)/conffiles", encoding: .utf8)
+        #expect(conffiles == "/etc/shaked/shaked.yaml\n")
+        let postinst = try String(contentsOfFile: "\(controlFiles)/postinst", encoding: .utf8)
+        #expect(postinst.contains("systemd-sysusers ${DPKG_ROOT:+--root=\"$DPKG_ROOT\"} shaked.conf"))
+        #expect(postinst.contains("systemd-tmpfiles ${DPKG_ROOT:+--root=\"$DPKG_ROOT\"} --create shaked.conf"))
+        #expect(postinst.contains("deb-systemd-helper enable 'shaked.socket'"))
+
+        // Binaries are stripped: no symbol table, no debugging sections (those are in the -dbgsym package).
+        let unpacked = try DebianPackage.unpack(package)
+        for binary in ["usr/sbin/shaked", "usr/bin/shakectl"] {
+            let sections = try Command.run("/usr/bin/readelf", ["-S", "-W", "\(unpacked)/\(binary)"]).stdout
+            #expect(!sections.contains(".symtab"), "\(binary) is not stripped")
+            #expect(!sections.contains(".debug_info"), "\(binary) carries debugging information")
+        }
+        let service = try String(contentsOfFile: "\(unpacked)/lib/systemd/system/shaked.service", encoding: .utf8)
+        #expect(service.contains("\nExecStart=/usr/sbin/shaked --config /etc/shaked/shaked.yaml\n"))
+    }
+
+    @Test func installRemoveAndPurgeInAThrowawayRoot() throws {
+        let package = try DebianPackage.built.get()
+        let scratch = try Harness.scratch("deb-root")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let root = scratch + "/root"
+        for folder in ["var/lib/dpkg/info", "var/lib/dpkg/updates", "etc", "run"] {
+            try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
+        }
+        for file in ["var/lib/dpkg/status", "etc/passwd", "etc/group"] {
+            FileManager.default.createFile(atPath: "\(root)/\(file)", contents: Data())
+        }
+        let hostPasswd = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
+        let before = try DebianPackage.tree(root)
+
+        try DebianPackage.dpkg(root, ["--install", package])
+        let installed = try DebianPackage.tree(root)
+        for file in Self.contents where !file.hasPrefix("usr/share/doc") || file.hasSuffix("copyright") {
+            #expect(installed.contains(file), "\(file) was not installed")
+        }
+        // The maintainer scripts did their work in the root: the system user and group, the runtime folder,
+        // the socket enabled; the service itself is not enabled (the socket and udev start it).
+        let passwd = try String(contentsOfFile: "\(root)/etc/passwd", encoding: .utf8)
+        #expect(passwd.contains("shaked:x:"), "no user shaked in \(passwd)")
+        #expect(try String(contentsOfFile: "\(root)/etc/group", encoding: .utf8).contains("shaked-admin:x:"))
+        #expect(installed.contains("run/shaked/"))
+        #expect(installed.contains("etc/systemd/system/sockets.target.wants/shaked.socket"))
+        #expect(!installed.contains { $0.hasPrefix("etc/systemd/system/multi-user.target.wants/") })
+        #expect(try String(contentsOfFile: "/etc/passwd", encoding: .utf8) == hostPasswd, "the host was touched")
+
+        // A changed configuration survives removal; purge takes it and everything else away.
+        try "detector:\n  sensitivity: hard\n".write(
+            toFile: "\(root)/etc/shaked/shaked.yaml", atomically: true, encoding: .utf8)
+        try DebianPackage.dpkg(root, ["--remove", "shaked"])
+        let removed = try DebianPackage.tree(root)
+        #expect(removed.contains("etc/shaked/shaked.yaml"))
+        #expect(!removed.contains("usr/sbin/shaked"))
+
+        try DebianPackage.dpkg(root, ["--purge", "shaked"])
+        let purged = try DebianPackage.tree(root)
+        // Left: what dpkg keeps of its own, the system user and group (Debian never removes them), and the
+        // folders the helpers made.
+        let leftover = purged.subtracting(before).filter { path in
+            !path.hasPrefix("var/lib/dpkg/") && !path.hasSuffix("/")
+                && !["etc/passwd-", "etc/group-", "etc/shadow", "etc/gshadow", "etc/.pwd.lock"].contains(path)
+        }
+        #expect(leftover.isEmpty, "purge left \(leftover.sorted())")
+        #expect(!purged.contains("run/shaked/"))
+        #expect(!purged.contains("etc/shaked/"))
+    }
+}
+
+enum DebianPackage {
+    static var toolsPresent: Bool {
+        getuid() == 0
+            && ["/usr/bin/dpkg-buildpackage", "/usr/bin/dh", "/usr/bin/lintian", "/usr/bin/dpkg-deb"].allSatisfy {
+                FileManager.default.isExecutableFile(atPath: $0)
+            }
+    }
+
+    /// The package, built once per test run from this run's binaries.
+    static let built: Result<String, HarnessError> = {
+        do {
+            let out = try Harness.scratch("deb")
+            let result = try Command.run(
+                Fixtures.repository.appendingPathComponent("scripts/deb.sh").path, [out],
+                environment: [
+                    "SHAKED_PREBUILT": Command.productsDirectory.path,
+                    "SHAKED_SCRATCH": "\(out)/scratch-unused",
+                ])
+            guard result.status == 0 else {
+                return .failure(HarnessError("scripts/deb.sh failed: \(result.stdout)\(result.stderr)"))
+            }
+            let files = try FileManager.default.contentsOfDirectory(atPath: out)
+            guard let deb = files.first(where: { $0.hasPrefix("shaked_") && $0.hasSuffix(".deb") }) else {
+                return .failure(HarnessError("no shaked_*.deb in \(files)"))
+            }
+            return .success("\(out)/\(deb)")
+        } catch {
+            return .failure(HarnessError("building the package: \(error)"))
+        }
+    }()
+
+    /// One control field, or the whole control file when `name` is nil.
+    static func field(_ package: String, _ name: String?) throws -> String {
+        let result = try Command.run("/usr/bin/dpkg-deb", ["--field", package] + (name.map { [$0] } ?? []))
+        guard result.status == 0 else { throw HarnessError("dpkg-deb --field: \(result.stderr)") }
+        return result.stdout
+    }
+
+    /// The files and links the package holds, without the leading `./`, sorted.
+    static func contents(_ package: String) throws -> [String] {
+        let result = try Command.run("/usr/bin/dpkg-deb", ["--contents", package])
+        guard result.status == 0 else { throw HarnessError("dpkg-deb --contents: \(result.stderr)") }
+        return result.stdout.split(separator: "\n").compactMap { line in
+            guard !line.hasPrefix("d"), let path = line.split(separator: " ").last(where: { $0.hasPrefix("./") })
+            else { return nil }
+            return String(path.dropFirst(2))
+        }.sorted()
+    }
+
+    static func extractControl(_ package: String) throws -> String {
+        let directory = try Harness.scratch("deb-control")
+        let result = try Command.run("/usr/bin/dpkg-deb", ["--control", package, directory])
+        guard result.status == 0 else { throw HarnessError("dpkg-deb --control: \(result.stderr)") }
+        return directory
+    }
+
+    static func unpack(_ package: String) throws -> String {
+        let directory = try Harness.scratch("deb-unpacked")
+        let result = try Command.run("/usr/bin/dpkg-deb", ["--extract", package, directory])
+        guard result.status == 0 else { throw HarnessError("dpkg-deb --extract: \(result.stderr)") }
+        return directory
+    }
+
+    /// dpkg on the throwaway root, maintainer scripts run outside a chroot with DPKG_ROOT set (the root has no
+    /// shell of its own), dependencies not checked (the root has no other packages).
+    static func dpkg(_ root: String, _ arguments: [String]) throws {
+        let result = try Command.run(
+            "/usr/bin/dpkg",
+            ["--root=\(root)", "--force-script-chrootless", "--force-depends", "--log=/dev/null"] + arguments,
+            environment: ["DPKG_ROOT": root])
+        guard result.status == 0 else {
+            throw HarnessError("dpkg \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
+        }
+    }
+
+    /// Every path under `root`, relative to it; folders end in `/`.
+    static func tree(_ root: String) throws -> Set<String> {
+        guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
+        var paths: Set<String> = []
+        while let path = enumerator.nextObject() as? String {
+            let type = try FileManager.default.attributesOfItem(atPath: "\(root)/\(path)")[.type] as? FileAttributeType
+            paths.insert(type == .typeDirectory ? path + "/" : path)
+        }
+        return paths
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import ShakeTestSupport
+import Testing
+
+/// The hand-written man pages in man/: clean under both formatters' lint, Unicode units intact, and in step with
+/// what the programs and the shipped configuration really have.
+@Suite(.enabled(if: ManPages.formattersPresent, "mandoc or groff is not installed (make deps installs them)"))
+struct ManPageTests {
+    @Test(arguments: ManPages.pages)
+    func lintsCleanWithMandocAndGroff(page: String) throws {
+        let path = ManPages.path(page)
+        let mandoc = try Command.run(ManPages.mandoc, ["-T", "lint", "-W", "all", path])
+        #expect(
+            mandoc.status == 0 && mandoc.stdout.isEmpty && mandoc.stderr.isEmpty, "\(mandoc.stdout)\(mandoc.stderr)")
+        let groff = try Command.run(
+            ManPages.groff, ["-ww", "-z", "-man", "-Tutf8", path], environment: ["LC_ALL": "C.UTF-8"])
+        #expect(groff.status == 0 && groff.stderr.isEmpty, "\(groff.stderr)")
+    }
+
+    @Test(arguments: ManPages.pages)
+    func hasTheSectionsAManPageNeeds(page: String) throws {
+        let source = try ManPages.source(page)
+        var expected = ["NAME", "SYNOPSIS", "DESCRIPTION", "FILES", "EXAMPLES", "SEE ALSO"]
+        if page != "shaked.yaml.5" { expected += ["OPTIONS", "EXIT STATUS", "ENVIRONMENT"] }
+        for section in expected {
+            let heading = section.contains(" ") ? ".SH \"\(section)\"" : ".SH \(section)"
+            #expect(
+                source.contains("\n.SH \(section)\n") || source.contains("\n\(heading)\n")
+                    || (page == "shakectl.1" && section == "OPTIONS" && source.contains("\n.SH COMMANDS\n")),
+                "\(page) has no \(section) section")
+        }
+    }
+
+    @Test func unitsSurviveRendering() throws {
+        for page in ManPages.pages {
+            let rendered = try ManPages.render(page)
+            #expect(rendered.contains("m/s²"), "\(page) lost the superscript in m/s²")
+        }
+    }
+
+    /// Every option `shaked --help` lists is documented, and the exit codes are the real ones.
+    @Test func theDaemonPageCoversEveryOption() throws {
+        let help = try Command.run("shaked", ["--help"]).stdout
+        let page = try ManPages.render("shaked.8")
+        let options = ManPages.longOptions(in: help)
+        #expect(options.count > 10)
+        for option in options { #expect(page.contains(option), "shaked(8) does not mention \(option)") }
+        let exitStatus = try #require(ManPages.section("EXIT STATUS", of: page))
+        for code in ["0", "1", "64"] {
+            #expect(exitStatus.contains("\n       \(code) "), "EXIT STATUS does not list \(code)")
+        }
+    }
+
+    /// Every subcommand `shakectl --help` lists is documented, and so is every variable `exec` sets.
+    @Test func theClientPageCoversEveryCommandAndVariable() throws {
+        let help = try Command.run("shakectl", ["--help"]).stdout
+        let page = try ManPages.render("shakectl.1")
+        let commands = help.split(separator: "SUBCOMMANDS:").last.map { part in
+            part.split(separator: "\n").compactMap { line -> String? in
+                let words = line.split(separator: " ")
+                guard line.hasPrefix("  "), !line.hasPrefix("      "), let first = words.first else { return nil }
+                return String(first)
+            }
+        }
+        let listed = try #require(commands)
+        #expect(listed.count >= 10)
+        for command in listed where command != "See" {
+            #expect(page.contains("shakectl \(command)"), "shakectl(1) has no synopsis for \(command)")
+        }
+        let execHelp = try Command.run("shakectl", ["exec", "--help"]).stdout
+        let variables = Set(execHelp.matches(of: /SHAKE_[A-Z]+/).map { String($0.output) })
+        #expect(variables.count >= 8)
+        for variable in variables { #expect(page.contains(variable), "shakectl(1) does not list \(variable)") }
+    }
+
+    /// Every key of the shipped configuration is documented in shaked.yaml(5) under its section, with the
+    /// shipped default.
+    @Test func theConfigurationPageMatchesTheShippedFile() throws {
+        let shipped = try String(
+            contentsOf: Fixtures.repository.appendingPathComponent("config/shaked.yaml"), encoding: .utf8)
+        let page = try ManPages.render("shaked.yaml.5")
+        var section = ""
+        var checked = 0
+        for line in shipped.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let match = line.wholeMatch(of: /([a-z_]+):\s*/) {
+                section = String(match.1)
+                #expect(page.contains("\n   \(section)\n"), "shaked.yaml(5) has no \(section) section")
+                continue
+            }
+            // `  key: value` or `  # key: value   # range`
+            guard let match = line.firstMatch(of: /^  (?:# )?([a-z_]+): ([^#]+?)\s*(?:#.*)?$/) else { continue }
+            let key = String(match.1)
+            var value = String(match.2)
+            if value.hasPrefix("[") || value.hasPrefix("/") || key == "group" || key == "path" { value = "" }
+            value = value.replacingOccurrences(of: "\"", with: "")
+            let documented = page.split(separator: "\n").contains { entry in
+                let words = entry.trimmingCharacters(in: .whitespaces)
+                return words.hasPrefix("\(key) ") || words == key
+            }
+            #expect(documented, "shaked.yaml(5) does not document \(section).\(key)")
+            if !value.isEmpty {
+                #expect(
+                    page.contains("\(key) (default \(value)") || page.contains("\(key) (\(value);")
+                        || page.contains("\(key) (default \"\(value)\")"),
+                    "shaked.yaml(5): \(section).\(key) should show the default \(value)")
+            }
+            checked += 1
+        }
+        #expect(checked >= 30)
+    }
+}
+
+enum ManPages {
+    static let pages = ["shaked.8", "shakectl.1", "shaked.yaml.5"]
+    static let mandoc = "/usr/bin/mandoc"
+    static let groff = "/usr/bin/groff"
+
+    static var formattersPresent: Bool {
+        FileManager.default.isExecutableFile(atPath: mandoc) && FileManager.default.isExecutableFile(atPath: groff)
+    }
+
+    static func path(_ page: String) -> String {
+        Fixtures.repository.appendingPathComponent("man/\(page)").path
+    }
+
+    static func source(_ page: String) throws -> String {
+        try String(contentsOfFile: path(page), encoding: .utf8)
+    }
+
+    /// The page as a terminal shows it, without bold or underline.
+    static func render(_ page: String) throws -> String {
+        let result = try Command.run(
+            groff, ["-man", "-Tutf8", "-P", "-cbou", "-rLL=100n", path(page)], environment: ["LC_ALL": "C.UTF-8"])
+        guard result.status == 0 else { throw HarnessError("groff \(page): \(result.stderr)") }
+        return result.stdout
+    }
+
+    /// The `--option` names an argument parser's help lists, in order.
+    static func longOptions(in help: String) -> [String] {
+        help.split(separator: "\n").compactMap { line in
+            line.firstMatch(of: /^  (--[a-z][a-z-]*)/).map { String($0.1) }
+        }.filter { $0 != "--help" }
+    }
+
+    /// The text of one `.SH` section of a rendered page, up to the next heading.
+    static func section(_ name: String, of rendered: String) -> String? {
+        guard let start = rendered.range(of: "\n\(name)\n") else { return nil }
+        let rest = rendered[start.upperBound...]
+        let end = rest.firstMatch(of: /\n[A-Z][A-Z ]+\n/)?.range.lowerBound ?? rest.endIndex
+        return "\n" + String(rest[..<end])
+    }
+}
+
+/// What both programs say about themselves: one version, the Debian package's too, and help that reads well
+/// at 80 columns.
+struct VersionAndHelpTests {
+    @Test(arguments: ["shaked", "shakectl"])
+    func theVersionIsThePackagesVersion(program: String) throws {
+        let changelog = try String(
+            contentsOf: Fixtures.repository.appendingPathComponent("debian/changelog"), encoding: .utf8)
+        let packaged = try #require(changelog.firstMatch(of: /^shaked \(([^)]+)\)/)?.1)
+        let result = try Command.run(program, ["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "\(packaged)\n")
+    }
+
+    @Test func theDaemonsHelpKeepsItsJSONExampleWhole() throws {
+        let help = try Command.run("shaked", ["--help"]).stdout
+        #expect(help.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(help.contains(#"  {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,"#))
+        #expect(help.contains("\n   \"peak\":28.02,\"axis\":\"x\",\"reversals\":11}\nTimes are seconds"))
+    }
+
+    @Test func execShowsItsDefaultAsItIsWritten() throws {
+        let help = try Command.run("shakectl", ["exec", "--help"]).stdout
+        #expect(help.contains("default: ended)"), "\(help)")
+        #expect(!help.contains("PhaseList"))
+    }
+}
