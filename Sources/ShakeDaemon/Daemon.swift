@@ -83,9 +83,9 @@ public final class Daemon: Sendable {
     private var server: ShakeServer? { serverBox.withLock { $0 } }
     /// Requests for a simulated shake, for the simulate service.
     private let simulations = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    /// The detector of the live stream: touched only by the source's thread while it runs, and by `run` after
-    /// the source service (which joins that thread) has returned.
-    nonisolated(unsafe) private var detector: ShakeDetector
+    /// The detector of the live stream, used by the source's thread (and by `run` once that thread has ended):
+    /// the lock is never contended, it only makes that sharing checked.
+    private let detector: Locked<ShakeDetector>
 
     public init(
         configuration: ShakedConfiguration, run: RunOptions, logger: Logger, logLevel: LogLevelControl,
@@ -93,7 +93,7 @@ public final class Daemon: Sendable {
         configPath: @escaping @Sendable () -> String?
     ) {
         let settings = configuration.detector.settings()
-        detector = ShakeDetector(settings: settings)
+        detector = Locked(ShakeDetector(settings: settings))
         let gate = CaptureGate(
             printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: configuration.sensor.alwaysOn)
         shared = Locked(Shared(gate: gate, configuration: configuration, settings: settings))
@@ -148,7 +148,7 @@ public final class Daemon: Sendable {
             logger.error("stopped on an error", metadata: ["error": "\(error)"])
         }
         simulations.continuation.finish()
-        let counters = detector.counters
+        let counters = detector.withLock { $0.counters }
         logger.info(
             "stopped",
             metadata: [
@@ -194,7 +194,7 @@ public final class Daemon: Sendable {
             let status = replay(path: path, speed: speed, loop: loop)
             sourceStatus.withLock { $0 = status }
         }
-        if let event = detector.interrupt() { emit(event) }
+        if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
     }
 
     /// Stops the source's thread, wherever it waits.
@@ -300,29 +300,28 @@ public final class Daemon: Sendable {
             source.run(wakeup: stop, onSample: process, onBreak: streamBroke)
             captureControl.withLock { $0.stop = nil }
             // The stream ends with the capture: a shake in progress is interrupted.
-            if let event = detector.interrupt() { emit(event) }
+            if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
         }
     }
 
     // MARK: - Samples and events
 
     private func process(_ sample: Sample) {
-        if let event = detector.process(sample) { emit(event) }
-        let counters = detector.counters
+        let (event, counters) = detector.withLock { detector in (detector.process(sample), detector.counters) }
+        if let event { emit(event) }
         let (wantsSamples, newSettings) = shared.withLock { state in
             state.counters = counters
             defer { state.pendingSettings = nil }
             return (state.gate.sampleStreams > 0, state.pendingSettings)
         }
         // New settings from a reload: a shake in progress goes on and is decided under them.
-        if let newSettings { detector.update(settings: newSettings) }
+        if let newSettings { detector.withLock { $0.update(settings: newSettings) } }
         if wantsSamples { server?.publish(sample: sample) }
     }
 
     private func emit(_ event: ShakeEvent) {
         let seq = server?.publish(event)
-        let shaking = detector.isShaking
-        let counters = detector.counters
+        let (shaking, counters) = detector.withLock { ($0.isShaking, $0.counters) }
         let sensor = shared.withLock {
             $0.shaking = shaking
             $0.counters = counters
@@ -334,7 +333,7 @@ public final class Daemon: Sendable {
     private func streamBroke(_ reason: String) {
         logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
         if case .iio = input { shared.withLock { $0.sensor = .none } }
-        if let event = detector.interrupt() { emit(event) }
+        if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
     }
 
     /// Asks the simulate service for a shake, unless one is under way.
