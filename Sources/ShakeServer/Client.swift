@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import Logging
 import NIOCore
@@ -26,8 +27,10 @@ final class Client {
     var wantsSamples = false
     var badLines = 0
     private var queue = OutboundQueue<ByteBuffer>()
-    /// A read held back while answers wait (see ``ClientHandler``), to issue once they are written.
-    var readHeld = false
+    /// Called once answers no longer wait, to go on with the requests held back meanwhile (see
+    /// ``ClientHandler``).
+    var readingResumed: (() -> Void)?
+    private var wasPaused = false
 
     init(channel: any Channel, peer: PeerCredentials?) {
         self.channel = channel
@@ -84,9 +87,11 @@ final class Client {
             wrote = true
         }
         if wrote { channel.flush() }
-        if readHeld && !queue.isReadingPaused && !queue.isClosing {
-            readHeld = false
-            channel.read()
+        if queue.isReadingPaused {
+            wasPaused = true
+        } else if wasPaused && !queue.isClosing {
+            wasPaused = false
+            readingResumed?()
         }
     }
 
@@ -132,8 +137,9 @@ extension ServerMessage {
 
 /// Connects a channel to the server.
 ///
-/// It is also where a client's requests stop being read while answers to it wait: the reads the channel asks for
-/// are held back until the client's queue has written its answers.
+/// It is also where a client's requests stop being read while answers to it wait: lines already read wait here
+/// (no more than one read brought), and the reads the channel asks for are held back, until the client's queue
+/// has written its answers.
 final class ClientHandler: ChannelDuplexHandler {
     typealias InboundIn = LineFrameDecoder.Frame
     typealias OutboundIn = ByteBuffer
@@ -143,6 +149,11 @@ final class ClientHandler: ChannelDuplexHandler {
     /// Lines that arrive before the peer's credentials are known.
     private var early: [LineFrameDecoder.Frame] = []
     private var active = false
+    /// Lines read while answers waited, handled once they are written.
+    private var held = Deque<LineFrameDecoder.Frame>()
+    /// A read the channel asked for while answers waited.
+    private var readHeld = false
+    private var resumeScheduled = false
 
     init(server: ShakeServer) {
         self.server = server
@@ -157,6 +168,7 @@ final class ClientHandler: ChannelDuplexHandler {
         credentials.whenSuccess { [self] peer in
             guard active else { return }
             let client = Client(channel: channel, peer: peer)
+            client.readingResumed = { [self] in scheduleResume(channel) }
             self.client = client
             server.accept(client)
             for frame in early { server.receive(frame, from: client) }
@@ -171,14 +183,39 @@ final class ClientHandler: ChannelDuplexHandler {
             if early.count < 64 { early.append(frame) }
             return
         }
-        server.receive(frame, from: client)
+        if client.isReadingPaused || !held.isEmpty {
+            held.append(frame)
+        } else {
+            server.receive(frame, from: client)
+        }
     }
 
     func read(context: ChannelHandlerContext) {
-        if let client, client.isReadingPaused {
-            client.readHeld = true
+        if let client, client.isReadingPaused || !held.isEmpty {
+            readHeld = true
         } else {
             context.read()
+        }
+    }
+
+    /// Goes on with the held lines in a turn of the loop of its own (not inside the write that resumed it).
+    private func scheduleResume(_ channel: any Channel) {
+        guard !resumeScheduled else { return }
+        resumeScheduled = true
+        channel.eventLoop.assumeIsolated().execute { [self] in
+            resumeScheduled = false
+            resume(channel)
+        }
+    }
+
+    private func resume(_ channel: any Channel) {
+        guard active, let client else { return }
+        while !client.isReadingPaused, let frame = held.popFirst() {
+            server.receive(frame, from: client)
+        }
+        if held.isEmpty && !client.isReadingPaused && readHeld {
+            readHeld = false
+            channel.read()
         }
     }
 
