@@ -191,7 +191,13 @@ public final class Daemon: Sendable {
             source.waiting = { [self] reason in ready(status: reason) }
             captureWhileListened(source)
         case .replay(let path, let speed, let loop):
-            let status = replay(path: path, speed: speed, loop: loop)
+            let replay = TraceReplay(path: path, speed: speed, loop: loop, logger: logger)
+            let status = replay.run(
+                shutdown: shutdown,
+                started: { [self] rate in
+                    shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, rate: rate) }
+                },
+                onSample: process)
             sourceStatus.withLock { $0 = status }
         }
         if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
@@ -382,51 +388,6 @@ public final class Daemon: Sendable {
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         signal(SIGPIPE, SIG_IGN)
         signal(SIGHUP, SIG_IGN)
-    }
-
-    // MARK: - Replay
-
-    /// Plays a trace at its own pace (or `speed` times faster; 0: at once), again and again with `loop`.
-    private func replay(path: String, speed: Double, loop: Bool) -> Int32 {
-        let samples: [Sample]
-        do {
-            samples = try TraceFile.read(path: path)
-        } catch {
-            logger.error("cannot read the trace", metadata: ["file": "\(path)", "error": "\(error)"])
-            return 1
-        }
-        guard let first = samples.first, let last = samples.last else {
-            logger.warning("the trace holds no samples", metadata: ["file": "\(path)"])
-            return 0
-        }
-        let interval = samples.count > 1 ? (last.time - first.time) / Double(samples.count - 1) : 0.01
-        let period = last.time - first.time + interval
-        shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, rate: 1 / interval) }
-        logger.info(
-            "replaying",
-            metadata: [
-                "file": "\(path)",
-                "samples": "\(samples.count)", "seconds": "\(JSONObjectWriter.format(period, decimals: 3))",
-                "speed": "\(speed == 0 ? "as fast as possible" : "\(speed)x")", "loop": "\(loop)",
-            ])
-        let start = SensorSource.monotonicSeconds()
-        var pass = 0
-        repeat {
-            let offset = Double(pass) * period
-            for sample in samples {
-                let time = sample.time + offset
-                if speed > 0 {
-                    let due = start + (time - first.time) / speed
-                    let wait = due - SensorSource.monotonicSeconds()
-                    if wait > 0, shutdown.sleep(for: .microseconds(Int64(wait * 1e6))) { return 0 }
-                } else if shutdown.isSignalled {
-                    return 0
-                }
-                process(Sample(time: time, acceleration: sample.acceleration))
-            }
-            pass += 1
-        } while loop && !shutdown.isSignalled
-        return 0
     }
 }
 
