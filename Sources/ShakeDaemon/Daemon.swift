@@ -9,6 +9,7 @@ public import ShakeServer
 import ShakeTrace
 import Synchronization
 import SystemdSupport
+import UnixSignals
 
 /// The running daemon: one source of samples, one detector, the event outputs (the socket server and, with
 /// `--print-events`, standard output); stopped by SIGTERM or SIGINT.
@@ -126,6 +127,7 @@ public final class Daemon: Sendable {
         raiseDescriptorLimit(for: started.clients.maxClients)
         let server = await startServer()
         if runOptions.listener != nil && server == nil { return 1 }
+        let hangUps = await UnixSignalsSequence(trapping: .sighup)
         if case .replay(let path, _, _) = input { ready(status: "replaying \(path)") }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let server { services.append(.init(service: ServerService(server: server))) }
@@ -133,7 +135,7 @@ public final class Daemon: Sendable {
             .init(
                 service: WatchdogService(notifier: notifier, server: server, logger: logger),
                 successTerminationBehavior: .ignore),
-            .init(service: ReloadService(reload: { [self] in await reloadConfiguration() })),
+            .init(service: ReloadService(hangUps: hangUps, reload: { [self] in await reloadConfiguration() })),
             .init(
                 service: SimulateService(requests: simulations.stream, simulate: { [self] in await runSimulation() })),
             .init(service: SourceService(daemon: self), successTerminationBehavior: .gracefullyShutdownGroup),

@@ -58,12 +58,14 @@ struct SimulateService: Service {
     }
 }
 
-/// SIGHUP: reads the configuration again.
+/// SIGHUP: reads the configuration again. The signal is trapped before the group starts (the daemon may say it is
+/// ready before this service runs), so none is lost in between.
 struct ReloadService: Service {
+    let hangUps: UnixSignalsSequence
     let reload: @Sendable () async -> Void
 
     func run() async {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+        for await _ in hangUps.cancelOnGracefulShutdown() {
             await reload()
         }
     }
