@@ -124,6 +124,9 @@ public final class Daemon: Sendable {
     /// - Returns: the exit status.
     public func run() async -> Int32 {
         prepareSignals()
+        // SIGTERM and SIGINT are trapped from here, before the socket exists and READY is sent, so that one that
+        // comes before the services run still stops the daemon gracefully.
+        let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         raiseDescriptorLimit(for: started.clients.maxClients)
         let server = await startServer()
         if runOptions.listener != nil && server == nil { return 1 }
@@ -141,13 +144,22 @@ public final class Daemon: Sendable {
             .init(service: SourceService(daemon: self), successTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: StoppingNoticeService(notifier: notifier, logger: logger)),
         ]
-        var configuration = ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var configuration = ServiceGroupConfiguration(services: services, logger: logger)
         configuration.maximumGracefulShutdownDuration = Self.maximumShutdown
-        do {
-            try await ServiceGroup(configuration: configuration).run()
-        } catch {
-            logger.error("stopped on an error", metadata: ["error": "\(error)"])
+        let group = ServiceGroup(configuration: configuration)
+        await withDiscardingTaskGroup { tasks in
+            tasks.addTask { [logger] in
+                for await signal in stopSignals {
+                    logger.info("stopping on a signal", metadata: ["signal": "\(signal)"])
+                    await group.triggerGracefulShutdown()
+                }
+            }
+            do {
+                try await group.run()
+            } catch {
+                logger.error("stopped on an error", metadata: ["error": "\(error)"])
+            }
+            tasks.cancelAll()
         }
         simulations.continuation.finish()
         let counters = detector.withLock { $0.counters }
