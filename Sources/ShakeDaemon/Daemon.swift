@@ -75,6 +75,9 @@ public final class Daemon: Sendable {
     private let configPath: @Sendable () -> String?
     private let notifier = ServiceNotifier()
     private let shutdown = Wakeup()
+    /// Whether systemd was told STOPPING: it is told once, by whichever comes first of a signal, the group's
+    /// shutdown and the end of `run`.
+    private let stoppingAnnounced = Locked(false)
     /// The exit status the source ends with (a trace that cannot be read: 1).
     private let sourceStatus = Locked<Int32>(0)
     private let shared: Locked<Shared>
@@ -142,15 +145,17 @@ public final class Daemon: Sendable {
             .init(
                 service: SimulateService(requests: simulations.stream, simulate: { [self] in await runSimulation() })),
             .init(service: SourceService(daemon: self), successTerminationBehavior: .gracefullyShutdownGroup),
-            .init(service: StoppingNoticeService(notifier: notifier, logger: logger)),
+            .init(service: StoppingNoticeService(announce: { [self] in announceStopping() })),
         ]
         var configuration = ServiceGroupConfiguration(services: services, logger: logger)
         configuration.maximumGracefulShutdownDuration = Self.maximumShutdown
         let group = ServiceGroup(configuration: configuration)
         await withDiscardingTaskGroup { tasks in
-            tasks.addTask { [logger] in
+            tasks.addTask { [self] in
                 for await signal in stopSignals {
                     logger.info("stopping on a signal", metadata: ["signal": "\(signal)"])
+                    // Now: a signal before the group runs shuts it down before any service starts.
+                    announceStopping()
                     await group.triggerGracefulShutdown()
                 }
             }
@@ -161,6 +166,7 @@ public final class Daemon: Sendable {
             }
             tasks.cancelAll()
         }
+        announceStopping()
         simulations.continuation.finish()
         let counters = detector.withLock { $0.counters }
         logger.info(
@@ -215,6 +221,17 @@ public final class Daemon: Sendable {
             sourceStatus.withLock { $0 = status }
         }
         if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
+    }
+
+    /// Tells systemd STOPPING, the first time only.
+    private func announceStopping() {
+        let first = stoppingAnnounced.withLock { announced in
+            defer { announced = true }
+            return !announced
+        }
+        guard first else { return }
+        logger.info("stopping")
+        notifier.stopping(status: "stopping")
     }
 
     /// Stops the source's thread, wherever it waits.

@@ -10,15 +10,13 @@ import UnixSignals
 // simulations, the reload, the watchdog, and the server last, so that whatever the source ends with still
 // reaches the clients.
 
-/// Sends systemd STOPPING, once, as shutdown begins (a signal, or a replay that ended).
+/// Tells systemd STOPPING as soon as the group's shutdown begins (a replay that ended, or a signal).
 struct StoppingNoticeService: Service {
-    let notifier: ServiceNotifier
-    let logger: Logger
+    let announce: @Sendable () -> Void
 
     func run() async {
         guard (try? await gracefulShutdown()) != nil else { return }
-        logger.info("stopping")
-        notifier.stopping(status: "stopping")
+        announce()
     }
 }
 
