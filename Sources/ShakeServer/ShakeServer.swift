@@ -267,8 +267,9 @@ public final class ShakeServer: Sendable {
         onLoop {
             guard self.clients.values.contains(where: \.wantsSamples) else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
+            let limits = self.clientLimits
             for client in self.clients.values where client.wantsSamples {
-                self.send(client, buffer)
+                self.send(client, buffer, limits: limits)
             }
         }
     }
@@ -305,8 +306,10 @@ public final class ShakeServer: Sendable {
             event: event, seq: seq, timestamp: Timestamp.rfc3339(date), simulated: simulated)
         let line = buffer(ServerMessage.shake(notification).line)
         ring.append(seq: seq, phase: event.phase, line: line)
+        // One line for everyone: serialized once, its bytes shared by every client's socket.
+        let limits = clientLimits
         for client in clients.values where client.isSubscriber && client.phases.contains(event.phase) {
-            send(client, line)
+            send(client, line, limits: limits)
         }
     }
 
@@ -495,8 +498,8 @@ public final class ShakeServer: Sendable {
             answerLimit: max(4 * configuration.queueLimit, configuration.replayCapacity + 16))
     }
 
-    private func send(_ client: Client, _ buffer: ByteBuffer) {
-        account(client.send(buffer, limits: clientLimits), for: client)
+    private func send(_ client: Client, _ buffer: ByteBuffer, limits: OutboundQueue<ByteBuffer>.Limits) {
+        account(client.send(buffer, limits: limits), for: client)
     }
 
     private func reply(_ client: Client, _ buffer: ByteBuffer) {
