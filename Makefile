@@ -7,7 +7,7 @@ BUILD := .build/debug
 RELEASE := .build/release
 DEV_DATA ?= ../shared/data/dev
 
-.PHONY: all deps build release test sanitize demo fixtures bench bench-details bench-daemon eval lint format clean fuzz
+.PHONY: all deps build release test vm-test sanitize demo fixtures bench bench-details bench-daemon eval lint format clean fuzz
 
 all: build
 
@@ -21,10 +21,19 @@ release:
 	@scripts/install-deps.sh build
 	$(SWIFT) build -c release $(INSTALL_SWIFT_FLAGS)
 
-# The whole test suite: unit tests, replayed trace fixtures, property tests, command-line tests.
+# The whole test suite: unit tests, replayed trace fixtures, property tests, command-line tests, and the scenarios
+# on the real Linux IIO stack in a virtual machine (docs/vm-tests.md; skipped with a message where the machine
+# cannot run them: not root, or no distribution archive).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	@scripts/vm/vm-test.sh
+
+# The daemon on Debian's own kernel with real IIO drivers fed by traces, in QEMU (docs/vm-tests.md).
+# VM_SCENARIOS=a,b runs some of them; fails instead of skipping where the machine cannot run them.
+vm-test: deps
+	$(SWIFT) build
+	VM_REQUIRED=1 scripts/vm/vm-test.sh
 
 # The whole test suite under AddressSanitizer (leaks included), then under ThreadSanitizer, built in .build-asan and
 # .build-tsan; fails on any report or failed test. Known reports that are not ours are suppressed, each entry with
@@ -73,7 +82,7 @@ format:
 	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources
 
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build .build-vm Benchmarks/.build
 
 # make install / make uninstall (docs/install.md): the binaries, the systemd units, the udev rule, the system
 # user, the configuration, man pages and shell completions. DESTDIR stages everything in a folder.

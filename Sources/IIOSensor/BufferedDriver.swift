@@ -1,6 +1,10 @@
 public import Logging
 import ShakeDetection
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Reads an accelerometer through its IIO buffer: the accel scan elements and the timestamp, with the device's
 /// own trigger when it has one, waking a few times per second.
 public final class BufferedDriver: SensorDriver {
@@ -8,6 +12,9 @@ public final class BufferedDriver: SensorDriver {
     public static let wakeupsPerSecond = 5.0
     /// Seconds without data after which the buffer is given up on (the source falls back to polling).
     public static let silenceLimit = 2.0
+    /// The kernel buffer holds this many reads' worth of scans (as libiio 0.24 sizes it), so that a late read
+    /// loses nothing.
+    public static let bufferReads = 4
 
     private let accelerometer: Accelerometer
     private let buffer: any IIOBufferHandle
@@ -16,19 +23,29 @@ public final class BufferedDriver: SensorDriver {
     private let monotonic: @Sendable () -> Double
     private let logger: Logger
     private var lastData: Double
-    /// The timestamp of the last scan, to notice the sensor's clock jumping.
-    private var lastTimestamp: Int64?
+    /// The time of the last scan (seconds, monotonic), to notice the sensor's clock jumping.
+    private var lastTimestamp: Double?
+    /// The clock the kernel stamps scans with, when it is not the monotonic one and the device would not
+    /// change it: its timestamps are moved onto the monotonic clock as they arrive.
+    private let timestampClock: TimestampClock?
+    /// The time between reads: the kernel wakes a poller at every scan whatever the watermark, so the driver
+    /// sleeps for a read's worth of scans before it waits on the buffer (nil: wait at once).
+    private let readInterval: Duration?
+    private var lastRead: ContinuousClock.Instant?
     /// Seconds between two scans' timestamps past which the clock counts as having jumped ahead.
     private let jumpLimit: Double
     private var lastJumpWarning = -Double.infinity
     public let summary: String
 
-    /// Starts the buffer: sets the trigger (or none), enables the accel and timestamp elements, and sets the
-    /// watermark.
+    /// Starts the buffer: sets the trigger (or none), the timestamp clock, the buffer's length and watermark —
+    /// all before the buffer is enabled, as the kernel refuses them (EBUSY) while it is — then enables the accel
+    /// and timestamp elements and the buffer.
+    /// - Parameter paced: sleep a read's worth of scans between reads (the daemon); false waits on the buffer
+    ///   at once (tests with a simulated clock).
     /// - Throws: ``SensorFailure/failed(_:)`` when the buffer cannot be started.
     public init(
         accelerometer: Accelerometer, context: any IIOContextHandle, rate: Double, logger: Logger,
-        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds
+        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds, paced: Bool = true
     ) throws(SensorFailure) {
         self.accelerometer = accelerometer
         self.monotonic = monotonic
@@ -52,21 +69,33 @@ public final class BufferedDriver: SensorDriver {
         var channels = accelerometer.scanElements.map(\.channel)
         if withTimestamp { channels.append("timestamp") }
         let samples = max(1, Int((rate / Self.wakeupsPerSecond).rounded()))
+        timestampClock =
+            withTimestamp ? Self.setTimestampClock(device: accelerometer.id, context: context, logger: logger) : nil
+        // The length first: the kernel refuses a watermark longer than the buffer.
+        for (attribute, value) in [("length", samples * Self.bufferReads), ("watermark", samples)] {
+            do {
+                try context.writeBuffer(device: accelerometer.id, attribute: attribute, value: String(value))
+            } catch {
+                logger.debug(
+                    "cannot set the buffer's \(attribute)",
+                    metadata: ["device": "\(accelerometer.id)", "error": "\(error)"])
+            }
+        }
         do {
             buffer = try context.openBuffer(device: accelerometer.id, channels: channels, samples: samples)
         } catch {
             throw .failed(error)
         }
-        do {
-            try context.writeBuffer(device: accelerometer.id, attribute: "watermark", value: String(samples))
-        } catch {
-            logger.debug("cannot set the watermark", metadata: ["device": "\(accelerometer.id)", "error": "\(error)"])
-        }
+        readInterval = paced && rate > 0 ? .microseconds(Int64((Double(samples) / rate * 1e6).rounded())) : nil
         let layout = accelerometer.scanLayout(withTimestamp: withTimestamp)
         decoder = ScanDecoder(layout: layout)
         clock = SampleClock(rate: rate)
         lastData = monotonic()
-        details.append(withTimestamp ? "timestamps" : "no timestamps (times from the rate)")
+        if let timestampClock {
+            details.append("timestamps (\(timestampClock.name), moved onto the monotonic clock)")
+        } else {
+            details.append(withTimestamp ? "timestamps" : "no timestamps (times from the rate)")
+        }
         details.append("\(samples) scans per read, \(layout.scanBytes) bytes per scan")
         summary = "buffered, " + details.joined(separator: ", ")
     }
@@ -76,6 +105,19 @@ public final class BufferedDriver: SensorDriver {
     }
 
     public func next(wakeup: Wakeup) throws(SensorFailure) -> DriverRead {
+        if let readInterval, let lastRead {
+            let remaining = ContinuousClock.now.duration(to: lastRead + readInterval)
+            if remaining > .zero, wakeup.sleep(for: remaining) { return .stopped }
+            // A read's worth of time has passed: take what is there (non-blocking), without waiting for the
+            // watermark — a poll would wake at every scan still to come.
+            let bytes: [UInt8]
+            do {
+                bytes = try buffer.read()
+            } catch {
+                throw .failed(error)
+            }
+            if let read = deliver(bytes) { return read }
+        }
         let outcome = buffer.wait(timeout: .milliseconds(250), wakeup: wakeup)
         switch outcome {
         case .stopped:
@@ -100,12 +142,19 @@ public final class BufferedDriver: SensorDriver {
             } catch {
                 throw .failed(error)
             }
-            let scans = decoder.decode(bytes)
-            guard !scans.isEmpty else { return try checkSilence() }
-            let now = monotonic()
-            lastData = now
-            return .samples(samples(from: scans, arrival: now))
+            if let read = deliver(bytes) { return read }
+            return try checkSilence()
         }
+    }
+
+    /// The samples in `bytes`, or nil when they hold no whole scan.
+    private func deliver(_ bytes: [UInt8]) -> DriverRead? {
+        let scans = decoder.decode(bytes)
+        guard !scans.isEmpty else { return nil }
+        lastRead = ContinuousClock.now
+        let now = monotonic()
+        lastData = now
+        return .samples(samples(from: scans, arrival: now))
     }
 
     private func checkSilence() throws(SensorFailure) -> DriverRead {
@@ -118,12 +167,12 @@ public final class BufferedDriver: SensorDriver {
     func samples(from scans: [RawScan], arrival: Double) -> [Sample] {
         let scaling = accelerometer.scaling
         if scans.allSatisfy({ $0.timestamp != nil }) {
+            let offset = timestampClock?.offsetFromMonotonic() ?? 0
             return scans.map { scan in
-                let timestamp = scan.timestamp!
-                if let lastTimestamp { noteClockJump(from: lastTimestamp, to: timestamp, at: arrival) }
-                lastTimestamp = timestamp
-                return Sample(
-                    time: Double(timestamp) / 1e9, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
+                let time = Double(scan.timestamp!) / 1e9 - offset
+                if let lastTimestamp { noteClockJump(from: lastTimestamp, to: time, at: arrival) }
+                lastTimestamp = time
+                return Sample(time: time, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
             }
         }
         let times = clock.times(count: scans.count, arrival: arrival)
@@ -135,8 +184,8 @@ public final class BufferedDriver: SensorDriver {
     /// Logs the sensor's clock going back, or leaping ahead, between two scans (a suspend and resume, or the
     /// clock being set): the detector sees a break in the stream there, and the log says why. A warning at most
     /// every ten seconds, the rest at debug level, so that a sensor whose clock misbehaves does not flood it.
-    private func noteClockJump(from previous: Int64, to current: Int64, at now: Double) {
-        let seconds = (Double(current) - Double(previous)) / 1e9
+    private func noteClockJump(from previous: Double, to current: Double, at now: Double) {
+        let seconds = current - previous
         guard seconds < 0 || seconds > jumpLimit else { return }
         let magnitude = abs(seconds)
         let size = SamplingFrequency.format(
@@ -153,5 +202,73 @@ public final class BufferedDriver: SensorDriver {
 
     public func stop() {
         buffer.close()
+    }
+}
+
+extension BufferedDriver {
+    /// The attribute that says which clock the kernel stamps a device's scans with (Linux 4.10 and later).
+    static let clockAttribute = "current_timestamp_clock"
+
+    /// Asks the kernel to stamp scans with the monotonic clock, as polled samples are timed; when the device
+    /// keeps another clock (the write refused), its timestamps are mapped onto the monotonic one.
+    /// - Returns: the clock to map from, or nil when the scans are monotonic already or the device does not say
+    ///   (no such attribute: times are taken as they come).
+    static func setTimestampClock(device: String, context: any IIOContextHandle, logger: Logger) -> TimestampClock? {
+        do {
+            try context.write(device: device, attribute: clockAttribute, value: "monotonic")
+        } catch {
+            logger.debug(
+                "cannot set the timestamp clock to monotonic", metadata: ["device": "\(device)", "error": "\(error)"])
+        }
+        guard let name = try? context.read(device: device, attribute: clockAttribute), name != "monotonic" else {
+            return nil
+        }
+        let clock = TimestampClock(name: name)
+        logger.notice(
+            "\(device) stamps its scans with the \(clock.name) clock; their times are moved onto the monotonic clock")
+        return clock
+    }
+}
+
+/// A kernel clock a device may stamp scans with (`current_timestamp_clock`), and its distance from the monotonic
+/// clock now.
+struct TimestampClock: Sendable, Hashable {
+    /// The kernel's name for it: `realtime`, `boottime`, ...
+    let name: String
+    let id: clockid_t
+
+    /// An unknown name is taken as realtime, the kernel's default.
+    init(name: String) {
+        switch name {
+        case "monotonic_raw": id = CLOCK_MONOTONIC_RAW
+        case "realtime_coarse": id = CLOCK_REALTIME_COARSE
+        case "monotonic_coarse": id = CLOCK_MONOTONIC_COARSE
+        case "boottime": id = CLOCK_BOOTTIME
+        case "tai": id = CLOCK_TAI
+        default: id = CLOCK_REALTIME
+        }
+        self.name = name
+    }
+
+    /// Seconds this clock is ahead of the monotonic one, read now (the smallest of three tries, so that a
+    /// preemption between the two reads does not count).
+    func offsetFromMonotonic() -> Double {
+        var best = Double.infinity
+        var result = 0.0
+        for _ in 0..<3 {
+            var before = timespec()
+            var other = timespec()
+            var after = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &before)
+            clock_gettime(id, &other)
+            clock_gettime(CLOCK_MONOTONIC, &after)
+            let start = Double(before.tv_sec) + Double(before.tv_nsec) / 1e9
+            let end = Double(after.tv_sec) + Double(after.tv_nsec) / 1e9
+            if end - start < best {
+                best = end - start
+                result = Double(other.tv_sec) + Double(other.tv_nsec) / 1e9 - (start + end) / 2
+            }
+        }
+        return result
     }
 }

@@ -1,3 +1,5 @@
+public import Logging
+
 /// The seam between the sensor logic and libiio.
 ///
 /// Everything IIOSensor needs from libiio goes through these protocols; `LibIIO.swift` implements them with the
@@ -13,6 +15,13 @@ public protocol IIOBackend: Sendable {
     /// A cheap fingerprint of the devices present (the entries of `/sys/bus/iio/devices`), or nil where the
     /// backend cannot tell without a new context (a remote one). When it changes, the devices changed.
     func devicesFingerprint() -> String?
+
+    /// The backend sending what the library itself reports (libiio's own warnings and errors) to `logger`.
+    func logging(to logger: Logger) -> any IIOBackend
+}
+
+extension IIOBackend {
+    public func logging(to logger: Logger) -> any IIOBackend { self }
 }
 
 /// One context: the devices it saw at its creation, and access to their attributes and buffers.

@@ -1,4 +1,5 @@
 import CLibIIO
+public import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -11,9 +12,18 @@ import CLibIIO
 public struct LibIIOBackend: IIOBackend {
     /// A libiio context URI (`local:`, `ip:host`, `xml:file`); nil for the local context.
     public var uri: String?
+    /// Where libiio's own messages go (it prints them on standard error): see ``LibraryOutput``.
+    public var logger: Logger?
 
-    public init(uri: String? = nil) {
+    public init(uri: String? = nil, logger: Logger? = nil) {
         self.uri = uri
+        self.logger = logger
+    }
+
+    public func logging(to logger: Logger) -> any IIOBackend {
+        var backend = self
+        if backend.logger == nil { backend.logger = logger }
+        return backend
     }
 
     /// Where the kernel lists IIO devices.
@@ -22,20 +32,23 @@ public struct LibIIOBackend: IIOBackend {
     private var isLocal: Bool { uri == nil || uri == "local:" }
 
     public func makeContext() throws(IIOError) -> any IIOContextHandle {
-        errno = 0
-        let context: OpaquePointer?
-        if let uri, uri != "local:" {
-            context = iio_create_context_from_uri(uri)
-        } else {
-            context = iio_create_local_context()
+        let output = LibraryOutput(logger: logger)
+        let (context, code): (OpaquePointer?, Int32) = output.capture(during: "creating the IIO context") {
+            errno = 0
+            let context: OpaquePointer?
+            if let uri, uri != "local:" {
+                context = iio_create_context_from_uri(uri)
+            } else {
+                context = iio_create_local_context()
+            }
+            return (context, errno)
         }
         guard let context else {
-            let code = errno
             throw IIOError(
                 code: code, operation: "creating the IIO context \(uri ?? "local:")", reason: Self.describe(code))
         }
         iio_context_set_timeout(context, 2000)
-        return LibIIOContext(context, isLocal: isLocal)
+        return LibIIOContext(context, isLocal: isLocal, output: output)
     }
 
     public func devicesFingerprint() -> String? {
@@ -61,13 +74,15 @@ final class LibIIOContext: IIOContextHandle {
 
     private let context: OpaquePointer
     private let isLocal: Bool
+    let output: LibraryOutput
     let devices: [IIODeviceInfo]
     private var pointers: [String: OpaquePointer] = [:]
     private var attributes: [String: [String: Attribute]] = [:]
 
-    init(_ context: OpaquePointer, isLocal: Bool) {
+    init(_ context: OpaquePointer, isLocal: Bool, output: LibraryOutput) {
         self.context = context
         self.isLocal = isLocal
+        self.output = output
         var devices: [IIODeviceInfo] = []
         for index in 0..<iio_context_get_devices_count(context) {
             guard let device = iio_context_get_device(context, index) else { continue }
@@ -187,13 +202,18 @@ final class LibIIOContext: IIOContextHandle {
                 iio_channel_disable(channel)
             }
         }
-        errno = 0
-        guard let buffer = iio_device_create_buffer(device, samples, false) else {
-            let code = errno
+        // libiio prints "High-speed mode not enabled" here on every kernel without its mmap interface.
+        let (created, code): (OpaquePointer?, Int32) = output.capture(during: operation) {
+            errno = 0
+            let buffer = iio_device_create_buffer(device, samples, false)
+            return (buffer, errno)
+        }
+        guard let buffer = created else {
             throw IIOError(code: code, operation: operation, reason: LibIIOBackend.describe(code))
         }
+        let handle = LibIIOBuffer(buffer, context: self, device: id)
         try check(Int(iio_buffer_set_blocking_mode(buffer, false)), operation)
-        return LibIIOBuffer(buffer, context: self, device: id)
+        return handle
     }
 
     func udevProperties(device id: String) -> [String: String] {
@@ -268,8 +288,113 @@ final class LibIIOBuffer: IIOBufferHandle {
 
     func close() {
         if let buffer {
-            iio_buffer_destroy(buffer)
+            // Disabling the buffer of a device that has gone makes libiio print an error per channel: expected
+            // then, and the capture loop says what happened.
+            context.output.capture(during: "stopping the buffer of \(device)", errorsAreExpected: true) {
+                iio_buffer_destroy(buffer)
+            }
             self.buffer = nil
+        }
+    }
+}
+
+/// libiio 0.24 prints some warnings and errors on standard error itself, behind the daemon's logger (and into
+/// the journal as unstructured lines). Around the libiio calls that do, descriptor 2 is pointed at a pipe; after
+/// the call it is restored, libiio's lines go through the logger at a level that fits them, and anything else
+/// written to standard error meanwhile (another thread's log line) is passed on unchanged.
+///
+/// Descriptor 2 is shared by all threads, so the redirections are serialized by a lock; a line another thread
+/// writes during one is delayed, never lost (the pipe holds 64 KiB, and a writer that fills it waits until the
+/// call returns and the pipe is drained).
+struct LibraryOutput: Sendable {
+    let logger: Logger?
+    /// Serializes the redirections (a plain mutex: the calls inside return values that are not Sendable).
+    private nonisolated(unsafe) static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        return mutex
+    }()
+
+    init(logger: Logger?) {
+        self.logger = logger
+    }
+
+    /// Runs `body` with standard error captured, then logs what libiio wrote.
+    /// - Parameter errorsAreExpected: libiio's errors are logged at debug level (stopping a vanished device).
+    @discardableResult
+    func capture<Result>(during operation: String, errorsAreExpected: Bool = false, _ body: () -> Result) -> Result {
+        guard let logger else { return body() }
+        pthread_mutex_lock(Self.lock)
+        let (result, text) = Self.redirected(body)
+        pthread_mutex_unlock(Self.lock)
+        guard let text, !text.isEmpty else { return result }
+        var passOn = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if let (level, message) = Self.classify(String(line), errorsAreExpected: errorsAreExpected) {
+                logger.log(level: level, "libiio: \(message)", metadata: ["operation": "\(operation)"])
+            } else {
+                passOn += line + "\n"
+            }
+        }
+        if !passOn.isEmpty { Self.writeAll(passOn, to: 2) }
+        return result
+    }
+
+    /// What a line libiio printed means: its level and text; nil for a line that is not libiio's.
+    static func classify(_ line: String, errorsAreExpected: Bool) -> (Logger.Level, String)? {
+        let prefixes: [(String, Logger.Level)] = [
+            ("ERROR: ", errorsAreExpected ? .debug : .error), ("WARNING: ", .warning), ("INFO: ", .debug),
+            ("DEBUG: ", .debug),
+        ]
+        for (prefix, level) in prefixes where line.hasPrefix(prefix) {
+            let message = String(line.dropFirst(prefix.count))
+            // Said on every kernel without ADI's mmap buffer interface: reads use read(2), which is all we need.
+            if message.hasPrefix("High-speed mode not enabled") { return (.debug, message) }
+            return (level, message)
+        }
+        return nil
+    }
+
+    /// Runs `body` with descriptor 2 on a pipe. - Returns: its result and what was written (nil when the pipe
+    /// could not be set up: then nothing was redirected).
+    private static func redirected<Result>(_ body: () -> Result) -> (Result, String?) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return (body(), nil) }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Non-blocking: a child another thread started meanwhile may still hold the write end.
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        let saved = fcntl(2, F_DUPFD_CLOEXEC, 3)
+        guard saved >= 0, dup2(fds[1], 2) >= 0 else {
+            if saved >= 0 { Glibc.close(saved) }
+            Glibc.close(fds[0])
+            Glibc.close(fds[1])
+            return (body(), nil)
+        }
+        Glibc.close(fds[1])
+        let result = body()
+        fflush(nil)
+        _ = dup2(saved, 2)
+        Glibc.close(saved)
+        // What was written is in the pipe now: read it all.
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = Glibc.read(fds[0], &chunk, chunk.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        Glibc.close(fds[0])
+        return (result, String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func writeAll(_ text: String, to fd: Int32) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
         }
     }
 }

@@ -20,15 +20,20 @@ public final class SensorSource {
         public var rescanInterval: Duration
         /// Retry a context that fails for another reason this often even if no device changed.
         public var retryInterval: Duration
+        /// Buffered capture sleeps a read's worth of scans between reads, so that it wakes about
+        /// ``BufferedDriver/wakeupsPerSecond`` times a second (the kernel wakes a buffer's poller at every scan,
+        /// whatever the watermark). False only for tests whose clock is simulated.
+        public var pacedReads: Bool
 
         public init(
             request: DeviceRequest = .automatic, rate: Double = 100, rescanInterval: Duration = .seconds(1),
-            retryInterval: Duration = .seconds(10)
+            retryInterval: Duration = .seconds(10), pacedReads: Bool = true
         ) {
             self.request = request
             self.rate = rate
             self.rescanInterval = rescanInterval
             self.retryInterval = retryInterval
+            self.pacedReads = pacedReads
         }
     }
 
@@ -48,7 +53,7 @@ public final class SensorSource {
         backend: any IIOBackend, configuration: Configuration, logger: Logger,
         monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds
     ) {
-        self.backend = backend
+        self.backend = backend.logging(to: logger)
         self.configuration = configuration
         self.logger = logger
         self.monotonic = monotonic
@@ -142,7 +147,8 @@ public final class SensorSource {
         if accelerometer.canBuffer {
             do {
                 driver = try BufferedDriver(
-                    accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic)
+                    accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic,
+                    paced: configuration.pacedReads)
             } catch {
                 logger.warning(
                     accelerometer.hasRawAttributes

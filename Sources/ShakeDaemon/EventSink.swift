@@ -34,7 +34,7 @@ struct EventSink: Sendable {
                     "duration": "\(JSONObjectWriter.format(summary.duration, decimals: 3))",
                     "axis": "\(summary.axis.rawValue)", "reversals": "\(summary.reversals)",
                 ])
-        case .cancelled(let time, _, let reason):
+        case .cancelled(let time, _, let reason, _):
             logger.info(
                 "shake cancelled",
                 metadata: ["time": "\(JSONObjectWriter.format(time, decimals: 3))", "reason": "\(reason.rawValue)"])

@@ -47,11 +47,35 @@ public struct ShakeDetector: Sendable {
     static let strokeGrace = 0.4
     /// Share of the threshold above which motion counts towards the duty.
     static let dutyFraction = 0.5
+    /// A good reversal counts once the stroke it starts has given the device at least this share of the
+    /// impulse of the stroke before: the device swings back. In a shake consecutive strokes are alike (the
+    /// first and the last, from and to rest, carry about half of the others); the recoil after a move stops
+    /// carries a small part of the stop.
+    static let swingRatio = 1.0 / 3
+    /// After the last strong sample of a shake with more reversals than it needs (two quick back-and-forths,
+    /// not one), the hand settles: up to this many seconds of weaker motion before the quiet time are not held
+    /// against the duty (a short, brisk shake is mostly its own settling).
+    static let settleTime = 0.1
+    /// A stroke reports `began` before any reversal only when it points down, or this close to across gravity
+    /// (the square of the cosine of its angle to gravity at most this: within about 51 degrees of level). The
+    /// body's own jolts (steps, landings, sitting down, stairs) push up along gravity; nothing but a hand
+    /// pushes the device down harder than free fall (what a downward stroke measures).
+    static let acrossGravity = 0.6
+    /// ...and when it gave the device `beganImpulse` within this many times the time the threshold acceleration
+    /// would take: a brisk hand, not a slow push or the gravity estimate catching up with a turn.
+    static let quickStrokeFactor = 1.5
 
     public private(set) var settings: DetectorSettings
     public private(set) var counters = Counters()
-    /// What the detector made of the last sample it accepted, for plots and diagnostics.
-    public private(set) var lastObservation = Observation()
+    /// What the detector made of the last sample it accepted, for plots and diagnostics. Worked out when asked,
+    /// so that it costs nothing per sample.
+    public var lastObservation: Observation {
+        let linear = lastAcceleration - gravity
+        return Observation(
+            linear: linear,
+            stroke: Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance),
+            reversal: lastReversalTime == lastTime ? lastReversal : nil)
+    }
 
     /// The detector's view of one sample.
     public struct Observation: Sendable, Hashable {
@@ -59,15 +83,33 @@ public struct ShakeDetector: Sendable {
         public var linear = Vector3.zero
         /// What counts towards strokes: `linear`, with its downward part limited to what exceeds free fall.
         public var stroke = Vector3.zero
+        /// Whether this sample reversed the stroke, and what the detector made of the stroke it closed.
+        public var reversal: Reversal?
+    }
+
+    /// A reversal, as ``Observation/reversal`` reports it.
+    public enum Reversal: Sendable, Hashable {
+        /// The stroke it closed passed every test; the reversal counts once the next stroke swings back.
+        case accepted
+        /// The stroke after a good reversal swung the device back: the reversal counts (reported on the sample
+        /// where that happened).
+        case confirmed
+        /// The stroke it closed failed a test: `weak`, `lopsided` or `ringing`.
+        case rejected(ShakeEvent.Rejection)
     }
 
     // Derived from the settings.
     private var thresholdSquared = 0.0
     private var dutySquared = 0.0
     private var inverseGravityTimeConstant = 0.0
+    private var quickStroke = 0.0
 
     // The stream.
     private var isStreaming = false
+    private var lastAcceleration = Vector3.zero
+    /// The last reversal, for ``lastObservation``, and the time of the sample that made it.
+    private var lastReversal: Reversal?
+    private var lastReversalTime = -Double.infinity
     private var lastTime = 0.0
     private var armedAfter = 0.0
     private var gravity = Vector3.zero
@@ -76,7 +118,8 @@ public struct ShakeDetector: Sendable {
 
     // The current stroke.
     private var hasStroke = false
-    private var strokePeak = Vector3.zero
+    /// The unit direction of the stroke's peak.
+    private var strokeDirection = Vector3.zero
     private var strokePeakLength = 0.0
     private var strokeStart = 0.0
     private var strokeImpulse = 0.0
@@ -84,15 +127,22 @@ public struct ShakeDetector: Sendable {
     /// next stroke, if it comes.
     private var opposingImpulse = 0.0
     private var previousPeakLength = 0.0
+    /// Whether the reversal that started the current stroke was good and waits for the stroke to swing back.
+    private var pending = false
+    /// The impulse, m/s, the current stroke needs for that.
+    private var pendingImpulse = 0.0
 
-    // The statistics of the chain of quick reversals the stroke belongs to.
+    // The chain of quick reversals the stroke belongs to.
     private var halves = HalfPeriodStatistics()
     private var dutyTime = 0.0
     private var dutyActive = 0.0
+    private var lastActive = 0.0
+    private var goodReversals = 0
+    private var rejectedReversals = 0
+    private var lastRejection: ShakeEvent.Rejection?
 
     // The shake in progress.
     private var mode = Mode.armed
-    private var goodReversals = 0
     private var shakePeakSquared = 0.0
     private var axisEnergy = Vector3.zero
 
@@ -120,6 +170,7 @@ public struct ShakeDetector: Sendable {
         let duty = settings.threshold * Self.dutyFraction
         dutySquared = duty * duty
         inverseGravityTimeConstant = 1 / settings.gravityTimeConstant
+        quickStroke = Self.quickStrokeFactor * settings.beganImpulse / settings.threshold
     }
 
     /// Feeds one sample.
@@ -129,7 +180,7 @@ public struct ShakeDetector: Sendable {
             counters.invalid += 1
             return nil
         }
-        counters.samples += 1
+        counters.samples &+= 1
         let time = sample.time
         guard isStreaming else {
             startStream(with: sample)
@@ -150,31 +201,38 @@ public struct ShakeDetector: Sendable {
         if (acceleration - fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
             lastMotion = time
         }
+        lastAcceleration = acceleration
         let linear = acceleration - gravity
-        let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
-        let strokeSquared = stroke.lengthSquared
-        lastObservation = Observation(linear: linear, stroke: stroke)
-        if hasStroke || isShaking {
-            dutyTime += dt
-            if strokeSquared > dutySquared { dutyActive += dt }
-        }
 
         switch mode {
         case .armed:
             guard time >= armedAfter else { return nil }
-            let reversal = trackStroke(stroke, strokeSquared, at: time, dt: dt)
-            guard reversal != nil || (hasStroke && strokeImpulse >= settings.beganImpulse) else { return nil }
+            // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
+            // (limiting free fall never lengthens the vector).
+            guard hasStroke || linear.lengthSquared > thresholdSquared else { return nil }
+            let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
+            let strokeSquared = stroke.lengthSquared
+            if hasStroke { accountDuty(strokeSquared, at: time, dt: dt) }
+            trackStroke(stroke, strokeSquared, at: time, dt: dt)
+            // `began` needs the first evidence of a shake: a good reversal whose next stroke swings the device
+            // back, or a brisk first stroke across gravity. A bump, a step or a landing acts along gravity and
+            // does not swing back.
+            guard
+                goodReversals > 0
+                    || (hasStroke && strokeImpulse >= settings.beganImpulse
+                        && time - strokeStart <= quickStroke && isAcrossGravity)
+            else { return nil }
             mode = .shaking(began: time)
-            goodReversals = reversal == true ? 1 : 0
             shakePeakSquared = linear.lengthSquared
             axisEnergy = .zero
             counters.began += 1
             return .began(time: time)
 
         case .shaking(let began):
-            if trackStroke(stroke, strokeSquared, at: time, dt: dt) == true {
-                goodReversals += 1
-            }
+            let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
+            let strokeSquared = stroke.lengthSquared
+            accountDuty(strokeSquared, at: time, dt: dt)
+            trackStroke(stroke, strokeSquared, at: time, dt: dt)
             let linearSquared = linear.lengthSquared
             shakePeakSquared = max(shakePeakSquared, linearSquared)
             if strokeSquared > dutySquared {
@@ -189,7 +247,7 @@ public struct ShakeDetector: Sendable {
             }
             if hasStroke, time - strokeStart > settings.maxHalfPeriod + Self.strokeGrace {
                 // Still moving, but no longer oscillating: carried, not shaken.
-                return cancel(began: began, at: time, reason: .notAShake, then: .calming)
+                return cancel(began: began, at: time, reason: .notAShake, detail: .carried, then: .calming)
             }
             return nil
 
@@ -207,6 +265,22 @@ public struct ShakeDetector: Sendable {
             }
             return nil
         }
+    }
+
+    /// The duty: the time since the chain's first stroke, and the part of it that the motion was strong.
+    @inline(__always)
+    private mutating func accountDuty(_ strokeSquared: Double, at time: Double, dt: Double) {
+        dutyTime += dt
+        if strokeSquared > dutySquared {
+            dutyActive += dt
+            lastActive = time
+        }
+    }
+
+    /// Whether the current stroke points down, or across gravity rather than along it: not a jolt of the body.
+    private var isAcrossGravity: Bool {
+        let along = strokeDirection.dot(gravity)
+        return along < 0 || along * along <= Self.acrossGravity * gravity.lengthSquared
     }
 
     /// Reports the end of the stream (a gap, the source closing, shutdown).
@@ -246,36 +320,45 @@ public struct ShakeDetector: Sendable {
         armedAfter = sample.time + settings.gravityTimeConstant
         gravity = sample.acceleration
         fastAverage = sample.acceleration
+        lastAcceleration = sample.acceleration
         lastMotion = sample.time
         mode = .armed
         resetStrokes()
     }
 
+    /// Forgets the strokes: the next one starts a new chain (and, unless a shake is in progress, a new count of
+    /// reversals).
     private mutating func resetStrokes() {
         hasStroke = false
         previousPeakLength = 0
-        resetChain()
-    }
-
-    private mutating func resetChain() {
         halves = HalfPeriodStatistics()
         dutyTime = 0
         dutyActive = 0
+        pending = false
+        if !isShaking {
+            goodReversals = 0
+            rejectedReversals = 0
+            lastRejection = nil
+        }
     }
 
-    /// Follows the strokes of the hand.
-    /// - Returns: nil when this sample did not reverse the stroke; otherwise whether the stroke that just
-    ///   finished makes a good reversal (quick, long enough, with enough impulse, alike its predecessor).
-    private mutating func trackStroke(
-        _ stroke: Vector3, _ strokeSquared: Double, at time: Double, dt: Double
-    ) -> Bool? {
+    /// Follows the strokes of the hand, and judges each stroke at the reversal that closes it: good (quick, long
+    /// enough, with enough impulse, alike its predecessor) or not, and whether it swung the device back.
+    @inline(__always)
+    private mutating func trackStroke(_ stroke: Vector3, _ strokeSquared: Double, at time: Double, dt: Double) {
+        var along = 0.0
         if hasStroke {
             // The impulse of each stroke counts from where the acceleration turned towards it, not from where
             // it crossed the threshold, so that a fast stroke is credited with its whole half-wave.
-            let along = stroke.dot(strokePeak) / strokePeakLength
+            along = stroke.dot(strokeDirection)
             if along > 0 {
                 strokeImpulse += along * dt
                 opposingImpulse = 0
+                if pending, strokeImpulse >= pendingImpulse {
+                    pending = false
+                    goodReversals += 1
+                    mark(.confirmed, at: time)
+                }
             } else {
                 opposingImpulse -= along * dt
             }
@@ -284,21 +367,20 @@ public struct ShakeDetector: Sendable {
             if hasStroke, !isShaking, time - strokeStart > settings.maxHalfPeriod {
                 resetStrokes()
             }
-            return nil
+            return
         }
         let length = strokeSquared.squareRoot()
         guard hasStroke else {
             resetStrokes()
             startStroke(stroke, length, at: time)
-            return nil
+            return
         }
-        let along = stroke.dot(strokePeak) / strokePeakLength
         guard along < -settings.threshold else {
             if along > 0, length > strokePeakLength {
-                strokePeak = stroke
+                strokeDirection = stroke * (1 / length)
                 strokePeakLength = length
             }
-            return nil
+            return
         }
         // The stroke reversed.
         let half = time - strokeStart
@@ -306,24 +388,53 @@ public struct ShakeDetector: Sendable {
             // Too slow to be part of the same shake: this stroke starts a new chain.
             resetStrokes()
             startStroke(stroke, length, at: time)
-            return nil
+            return
         }
-        var good = half >= Self.minHalfPeriod && strokeImpulse >= settings.minImpulse
-        if previousPeakLength > 0 {
-            good =
-                good
-                && min(strokePeakLength, previousPeakLength)
-                    >= settings.symmetry * max(strokePeakLength, previousPeakLength)
+        if pending {
+            // The stroke that is ending never swung the device back: its reversal does not count.
+            lastRejection = .oneWay
         }
+        let isFirst = previousPeakLength == 0
+        var rejection: ShakeEvent.Rejection?
+        if half < Self.minHalfPeriod {
+            rejection = .ringing
+        } else if strokeImpulse < settings.minImpulse {
+            rejection = .weak
+        } else if !isFirst,
+            min(strokePeakLength, previousPeakLength) < settings.symmetry * max(strokePeakLength, previousPeakLength)
+        {
+            rejection = .lopsided
+        }
+        if let rejection {
+            lastRejection = rejection
+            rejectedReversals += 1
+            mark(.rejected(rejection), at: time)
+        } else {
+            mark(.accepted, at: time)
+        }
+        let closing = strokeImpulse
         previousPeakLength = strokePeakLength
         halves.add(half)
         startStroke(stroke, length, at: time, impulse: opposingImpulse)
-        return good
+        if rejection == nil {
+            pending = true
+            pendingImpulse = max(settings.minImpulse, Self.swingRatio * closing)
+            if strokeImpulse >= pendingImpulse {
+                pending = false
+                goodReversals += 1
+                mark(.confirmed, at: time)
+            }
+        }
+    }
+
+    private mutating func mark(_ reversal: Reversal, at time: Double) {
+        lastReversal = reversal
+        lastReversalTime = time
     }
 
     private mutating func startStroke(_ stroke: Vector3, _ length: Double, at time: Double, impulse: Double = 0) {
         hasStroke = true
-        strokePeak = stroke
+        strokeDirection = stroke * (1 / length)
         strokePeakLength = length
         strokeStart = time
         strokeImpulse = impulse
@@ -331,26 +442,42 @@ public struct ShakeDetector: Sendable {
     }
 
     private mutating func cancel(
-        began: Double, at time: Double, reason: ShakeEvent.CancelReason, then next: Mode
+        began: Double, at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil,
+        then next: Mode
     ) -> ShakeEvent {
         mode = next
         resetStrokes()
         counters.cancelled += 1
-        return .cancelled(time: time, began: began, reason: reason)
+        return .cancelled(time: time, began: began, reason: reason, detail: detail)
+    }
+
+    /// Why the shake that just went quiet is not one, or nil if it is.
+    private func rejection(at time: Double) -> ShakeEvent.Rejection? {
+        if goodReversals < settings.reversals {
+            // A last stroke that never swung back is the most recent failure.
+            return pending ? .oneWay : lastRejection ?? .tooFewReversals
+        }
+        // A shake's half-cycles are alike: most of its reversals pass. Steps and stumbles mix counted reversals
+        // with as many rejected ones.
+        if rejectedReversals >= goodReversals { return lastRejection ?? .irregular }
+        // The quiet time that ended the shake is not part of it, nor the hand settling before it.
+        let quiet = max(0, time - lastMotion)
+        let settling =
+            goodReversals > settings.reversals ? min(Self.settleTime, max(0, lastMotion - lastActive)) : 0
+        let shakingTime = dutyTime - quiet - settling
+        let duty = shakingTime > 0 ? min(1, dutyActive / shakingTime) : 0
+        if duty < settings.minDuty { return .lowDuty }
+        if halves.irregularity > settings.maxIrregularity { return .irregular }
+        return nil
     }
 
     private mutating func finishShake(began: Double, at time: Double) -> ShakeEvent {
-        // The quiet time that ended the shake is not part of it.
-        let shakingTime = dutyTime - max(0, time - lastMotion)
-        let duty = shakingTime > 0 ? min(1, dutyActive / shakingTime) : 0
-        let valid =
-            goodReversals >= settings.reversals && duty >= settings.minDuty
-            && halves.irregularity <= settings.maxIrregularity
-        let reversals = goodReversals
-        guard valid else {
+        if let rejection = rejection(at: time) {
             return cancel(
-                began: began, at: time, reason: .notAShake, then: .refractory(until: time + settings.refractory))
+                began: began, at: time, reason: .notAShake, detail: rejection,
+                then: .refractory(until: time + settings.refractory))
         }
+        let reversals = goodReversals
         mode = .refractory(until: time + settings.refractory)
         resetStrokes()
         counters.ended += 1

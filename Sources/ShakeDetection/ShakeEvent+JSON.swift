@@ -15,9 +15,10 @@ extension ShakeEvent {
             writer.add("peak", summary.peak, decimals: 2)
             writer.add("axis", summary.axis.rawValue)
             writer.add("reversals", summary.reversals)
-        case .cancelled(_, let began, let reason):
+        case .cancelled(_, let began, let reason, let detail):
             writer.add("began", began)
             writer.add("reason", reason.rawValue)
+            if let detail { writer.add("detail", detail.rawValue) }
         }
     }
 

@@ -7,8 +7,9 @@ public enum ShakeEvent: Sendable, Hashable {
     case began(time: Double)
     /// A valid shake finished.
     case ended(ShakeSummary)
-    /// The shake that began at `began` turned out not to be one, lasted too long, or was interrupted.
-    case cancelled(time: Double, began: Double, reason: CancelReason)
+    /// The shake that began at `began` turned out not to be one, lasted too long, or was interrupted. With reason
+    /// `not_a_shake`, `detail` names the test the motion failed.
+    case cancelled(time: Double, began: Double, reason: CancelReason, detail: Rejection? = nil)
 
     /// Why a shake that began did not end as a valid shake.
     public enum CancelReason: String, Sendable, Hashable, CaseIterable {
@@ -18,6 +19,28 @@ public enum ShakeEvent: Sendable, Hashable {
         case notAShake = "not_a_shake"
         /// The stream stopped: a gap, time going backwards, the source closing, shutdown.
         case interrupted
+    }
+
+    /// Which test a motion that began failed, when it is cancelled as `not_a_shake`: for the person tuning the
+    /// detector (`docs/detection.md` explains each).
+    public enum Rejection: String, Sendable, Hashable, CaseIterable {
+        /// Fewer good reversals than `reversals`, and none was rejected: one push, one bump.
+        case tooFewReversals = "too_few_reversals"
+        /// Too few good reversals; the last one rejected was too weak (its stroke moved the device too little).
+        case weak
+        /// Too few good reversals; the last one rejected was between strokes of very different strength.
+        case lopsided
+        /// Too few good reversals; the last one rejected came too soon after its stroke began (a knock ringing).
+        case ringing
+        /// The strokes reversed, but the device never swung back: one move and its stop (with a recoil), not
+        /// an oscillation.
+        case oneWay = "one_way"
+        /// The motion did not fill the shake's time: spikes with lulls between them.
+        case lowDuty = "low_duty"
+        /// The strokes' timing was too uneven for a shake.
+        case irregular
+        /// The device kept moving but the strokes stopped reversing: carried, not shaken.
+        case carried
     }
 
     /// The phase name, as UIKit and the wire protocol spell it.
@@ -38,7 +61,7 @@ public enum ShakeEvent: Sendable, Hashable {
         switch self {
         case .began(let time): time
         case .ended(let summary): summary.time
-        case .cancelled(let time, _, _): time
+        case .cancelled(let time, _, _, _): time
         }
     }
 }

@@ -35,6 +35,10 @@ extension Evaluation {
             for start in stride(from: 0, to: cells.count, by: 7) {
                 lines.append("      " + cells[start..<min(start + 7, cells.count)].joined(separator: " | "))
             }
+            let legend = byActivity.prefix(7).compactMap { group in
+                describe(group.name).map { "\(group.name) \($0)" }
+            }
+            if !legend.isEmpty { lines.append("      (" + legend.joined(separator: "; ") + ")") }
         }
         lines.append("  falls firing            \(percent(fallShare)) (\(fallsFiring)/\(falls))")
         if !fallsFired.isEmpty {
@@ -42,6 +46,17 @@ extension Evaluation {
         }
         lines.append("  began after shake start \(seconds(beganLatency))")
         lines.append("  ended after shake end   \(seconds(endedLatency))")
+        if !rejections.isEmpty {
+            lines.append("  not_a_shake, by detail  " + Self.counts(rejections))
+            lines.append("    by activity, most first:")
+            let activities = rejectionsByActivity.sorted {
+                ($0.value.values.reduce(0, +), $1.key) > ($1.value.values.reduce(0, +), $0.key)
+            }
+            for (activity, counts) in activities {
+                let name = describe(activity).map { "\(activity) (\($0))" } ?? activity
+                lines.append("      \(name): " + Self.counts(counts))
+            }
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -81,7 +96,70 @@ extension Evaluation {
                 writer.add(name, rawJSON: "null")
             }
         }
+        writer.add("not_a_shake_by_detail", rawJSON: Self.countsJSON(rejections))
+        writer.add(
+            "not_a_shake_by_activity",
+            rawJSON: "{"
+                + rejectionsByActivity.keys.sorted().map { activity in
+                    var key = JSONObjectWriter()
+                    key.add("k", activity)
+                    return
+                        "\(key.result.dropFirst(5).dropLast()):\(Self.countsJSON(rejectionsByActivity[activity] ?? [:]))"
+                }.joined(separator: ",") + "}")
         return writer.result
+    }
+
+    /// Two evaluations side by side: `| metric | A | B |`.
+    public static func comparison(
+        _ first: Evaluation, _ second: Evaluation, names: (String, String), title: String
+    ) -> String {
+        func percent(_ value: Double) -> String { String(format: "%.1f%%", value * 100) }
+        func median(_ latency: Evaluation.Latency?) -> String {
+            latency.map { String(format: "%.2f s", $0.median) } ?? "n/a"
+        }
+        let rows: [(String, (Evaluation) -> String)] = [
+            ("shake recall", { "\(percent($0.recall)) (\($0.shakesCaught)/\($0.shakes))" }),
+            ("other gestures firing", { "\(percent($0.gestureShare)) (\($0.gesturesFired)/\($0.gestures))" }),
+            ("false shakes per hour of daily living", { String(format: "%.2f", $0.falseShakesPerHour) }),
+            ("began per hour of daily living", { String(format: "%.1f", $0.beganPerHour) }),
+            ("falls firing", { "\(percent($0.fallShare)) (\($0.fallsFiring)/\($0.falls))" }),
+            ("began after the shake starts, median", { median($0.beganLatency) }),
+            ("ended after the shake ends, median", { median($0.endedLatency) }),
+            ("not_a_shake cancellations", { "\($0.rejections.values.reduce(0, +))" }),
+        ]
+        let table = [["", names.0, names.1]] + rows.map { row in [row.0, row.1(first), row.1(second)] }
+        let widths = (0..<3).map { column in table.map { $0[column].count }.max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            "| "
+                + zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+                .joined(separator: " | ") + " |"
+        }
+        return
+            ([
+                title, line(table[0]),
+                "|"
+                    + widths.map { String(repeating: "-", count: $0 + 2) }
+                    .joined(separator: "|") + "|",
+            ] + table.dropFirst().map(line)).joined(separator: "\n")
+    }
+
+    /// What an activity code stands for, when its corpus is one `eval` knows.
+    func describe(_ activity: String) -> String? {
+        activityDatasets[activity].flatMap { ActivityCodes.describe(activity, dataset: $0) }
+    }
+
+    /// `too_few_reversals 12, one_way 3`: most first.
+    static func counts(_ counts: [ShakeEvent.Rejection: Int]) -> String {
+        counts.sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }
+            .map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
+    }
+
+    /// `{"one_way":3,"too_few_reversals":12}`, in the order of the details' declaration.
+    static func countsJSON(_ counts: [ShakeEvent.Rejection: Int]) -> String {
+        "{"
+            + ShakeEvent.Rejection.allCases.compactMap { detail in
+                counts[detail].map { "\"\(detail.rawValue)\":\($0)" }
+            }.joined(separator: ",") + "}"
     }
 
     private static func array(_ strings: [String]) -> String {

@@ -66,6 +66,12 @@ public struct Evaluation: Sendable {
     public var fallsFired: [String] = []
     public var beganLatency: Latency?
     public var endedLatency: Latency?
+    /// `not_a_shake` cancellations by the test that failed (their `detail`), over every recording.
+    public var rejections: [ShakeEvent.Rejection: Int] = [:]
+    /// The same, by activity (gesture name or activity code), for the activities that had any.
+    public var rejectionsByActivity: [String: [ShakeEvent.Rejection: Int]] = [:]
+    /// The dataset each activity came from, to explain the codes of corpora `eval` knows (``ActivityCodes``).
+    public var activityDatasets: [String: String] = [:]
 
     public var recall: Double { shakes > 0 ? Double(shakesCaught) / Double(shakes) : 0 }
     public var gesturesFired: Int { gesturesFiring.reduce(0) { $0 + $1.fired } }
@@ -86,6 +92,12 @@ public struct Evaluation: Sendable {
         var activities: [String: GroupRate] = [:]
         for outcome in outcomes {
             let recording = outcome.recording
+            activityDatasets[recording.activity] = recording.dataset
+            for event in outcome.events {
+                guard case .cancelled(_, _, .notAShake, let detail) = event, let detail else { continue }
+                rejections[detail, default: 0] += 1
+                rejectionsByActivity[recording.activity, default: [:]][detail, default: 0] += 1
+            }
             switch recording.kind {
             case .shake:
                 shakes += 1

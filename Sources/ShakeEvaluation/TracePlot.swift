@@ -3,11 +3,14 @@ public import ShakeDetection
 
 /// Draws a trace as the detector saw it, as an SVG picture: what a person tuning a sensitivity wants to see.
 ///
-/// The upper panel shows the gravity-free magnitude (grey) and the part that counts towards strokes (blue,
-/// with its downward part limited to what exceeds free fall), against the threshold (red, dashed) and half of
-/// it (the duty level, dotted). The lower panel shows the three gravity-free axes. Shakes that ended are shaded
-/// blue from `began` to `ended`; `began` is a green line, `ended` blue, `cancelled` orange with its reason. A
-/// labelled interval, when given, is shaded yellow behind everything.
+/// The upper panel shows the gravity-free magnitude (a wide grey band, so that it stays visible under the
+/// stroke) and the part that counts towards strokes (blue, with its downward part limited to what exceeds free
+/// fall), against the threshold (purple, dashed: no axis is purple) and half of it (the duty level, dotted). Each
+/// reversal is marked on the stroke: a filled circle once it counts (the next stroke swung back), a hollow one
+/// while it waits for that, a brown cross with the failed test when it was rejected. The lower panel shows the
+/// three gravity-free axes. Shakes that ended are shaded blue from `began` to `ended`; `began` is a green line,
+/// `ended` blue, `cancelled` orange with its reason and detail. A labelled interval, when given, is shaded
+/// yellow behind everything.
 public struct TracePlot: Sendable {
     public var title: String
     public var settings: DetectorSettings
@@ -27,8 +30,15 @@ public struct TracePlot: Sendable {
         public var times: [Double] = []
         public var linear: [Vector3] = []
         public var stroke: [Double] = []
+        /// The reversal each sample made, if any (parallel to `times`).
+        public var reversals: [ShakeDetector.Reversal?] = []
         public var events: [ShakeEvent] = []
+        /// The index in `times` of the sample that decided each event.
+        public var eventIndices: [Int] = []
     }
+
+    static let thresholdColor = "#9467bd"
+    static let rejectedColor = "#8c564b"
 
     /// Runs the detector over samples, keeping what it saw.
     public func run(_ samples: [Sample]) -> Run {
@@ -37,13 +47,21 @@ public struct TracePlot: Sendable {
         for sample in samples {
             let event = detector.process(sample)
             if sample.isUsable {
+                let observation = detector.lastObservation
                 run.times.append(sample.time)
-                run.linear.append(detector.lastObservation.linear)
-                run.stroke.append(detector.lastObservation.stroke.length)
+                run.linear.append(observation.linear)
+                run.stroke.append(observation.stroke.length)
+                run.reversals.append(observation.reversal)
             }
-            if let event { run.events.append(event) }
+            if let event {
+                run.events.append(event)
+                run.eventIndices.append(max(0, run.times.count - 1))
+            }
         }
-        if let event = detector.interrupt() { run.events.append(event) }
+        if let event = detector.interrupt() {
+            run.events.append(event)
+            run.eventIndices.append(max(0, run.times.count - 1))
+        }
         return run
     }
 
@@ -119,15 +137,34 @@ public struct TracePlot: Sendable {
 
         // Threshold lines.
         canvas.line(
-            x1: left, y1: yUpper(settings.threshold), x2: right, y2: yUpper(settings.threshold), color: "#d62728",
-            dash: "6,4")
+            x1: left, y1: yUpper(settings.threshold), x2: right, y2: yUpper(settings.threshold),
+            color: Self.thresholdColor, dash: "6,4")
         canvas.line(
             x1: left, y1: yUpper(settings.threshold / 2), x2: right, y2: yUpper(settings.threshold / 2),
-            color: "#d62728", dash: "2,3")
+            color: Self.thresholdColor, dash: "2,3")
 
-        // Signals.
-        canvas.polyline(zip(run.times, magnitudes).map { (x($0), yUpper($1)) }, color: "#9a9a9a", width: 1)
+        // Signals: the magnitude as a wide pale band under the stroke, so both show where they coincide.
+        canvas.polyline(zip(run.times, magnitudes).map { (x($0), yUpper($1)) }, color: "#b8b8b8", width: 3.5)
         canvas.polyline(zip(run.times, run.stroke).map { (x($0), yUpper($1)) }, color: "#1f4e9e", width: 1.3)
+
+        // Reversals, on the stroke.
+        for (index, reversal) in run.reversals.enumerated() {
+            guard let reversal else { continue }
+            let px = x(run.times[index])
+            let py = yUpper(run.stroke[index])
+            switch reversal {
+            case .confirmed:
+                canvas.circle(x: px, y: py, radius: 4, fill: "#1f4e9e", stroke: "#1f4e9e")
+            case .accepted:
+                canvas.circle(x: px, y: py, radius: 4, fill: "white", stroke: "#1f4e9e")
+            case .rejected(let detail):
+                canvas.line(x1: px - 4, y1: py - 4, x2: px + 4, y2: py + 4, color: Self.rejectedColor, width: 2)
+                canvas.line(x1: px - 4, y1: py + 4, x2: px + 4, y2: py - 4, color: Self.rejectedColor, width: 2)
+                canvas.text(
+                    detail.rawValue.replacingOccurrences(of: "_", with: " "), x: px + 5, y: py - 6, size: 9,
+                    color: Self.rejectedColor)
+            }
+        }
         for (component, color) in [(\Vector3.x, "#d62728"), (\Vector3.y, "#2ca02c"), (\Vector3.z, "#1f77b4")] {
             canvas.polyline(
                 zip(run.times, run.linear).map { (x($0), yLower($1[keyPath: component])) }, color: color, width: 1)
@@ -138,7 +175,7 @@ public struct TracePlot: Sendable {
         var row = 0.0
         for event in run.events {
             let position = x(event.time)
-            let labelWidth = event.phase == .cancelled ? 150.0 : 40
+            let labelWidth = event.phase == .cancelled ? 220.0 : 40
             row = position < lastLabelEnd ? row + 14 : 0
             lastLabelEnd = position + labelWidth
             switch event {
@@ -150,18 +187,18 @@ public struct TracePlot: Sendable {
                 canvas.line(
                     x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#1f4e9e", width: 1.5)
                 canvas.text("ended", x: position + 3, y: top + 12 + row, size: 11, color: "#1f4e9e")
-            case .cancelled(_, _, let reason):
+            case .cancelled(_, _, let reason, let detail):
                 canvas.line(
                     x1: position, y1: top, x2: position, y2: lowerTop + lowerHeight, color: "#ff7f0e", width: 1.5)
-                canvas.text(
-                    "cancelled (\(reason.rawValue))", x: position + 3, y: top + 12 + row, size: 11, color: "#ff7f0e")
+                let why = reason.rawValue + (detail.map { ": \($0.rawValue)" } ?? "")
+                canvas.text("cancelled (\(why))", x: position + 3, y: top + 12 + row, size: 11, color: "#ff7f0e")
             }
         }
 
         // Legend.
         let legend: [(String, String)] = [
-            ("|a − g|", "#9a9a9a"), ("stroke", "#1f4e9e"), ("threshold", "#d62728"), ("x", "#d62728"), ("y", "#2ca02c"),
-            ("z", "#1f77b4"),
+            ("|a − g|", "#b8b8b8"), ("stroke", "#1f4e9e"), ("threshold", Self.thresholdColor),
+            ("rejected reversal", Self.rejectedColor), ("x", "#d62728"), ("y", "#2ca02c"), ("z", "#1f77b4"),
         ]
         var legendX = right - legend.reduce(0) { $0 + 32 + 7 * Double($1.0.count) }
         for (name, color) in legend {
@@ -170,6 +207,42 @@ public struct TracePlot: Sendable {
             legendX += 32 + 7 * Double(name.count)
         }
         return canvas.result
+    }
+
+    /// What the detector saw, one row a sample, for people who plot with their own tools:
+    /// `time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event` (m/s² and s). `reversal` is
+    /// `confirmed`, `accepted` or `rejected:DETAIL`; `event` is the phase (and reason and detail) of an event
+    /// decided at that sample.
+    public func csv(_ samples: [Sample]) -> String {
+        let run = run(samples)
+        var events: [Int: [String]] = [:]
+        for (event, index) in zip(run.events, run.eventIndices) {
+            var text = event.phase.rawValue
+            if case .cancelled(_, _, let reason, let detail) = event {
+                text += ":" + reason.rawValue + (detail.map { ":" + $0.rawValue } ?? "")
+            }
+            events[index, default: []].append(text)
+        }
+        var lines = ["time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event"]
+        lines.reserveCapacity(run.times.count + 1)
+        let number = { (value: Double) in JSONObjectWriter.format(value, decimals: 4) }
+        for index in run.times.indices {
+            let linear = run.linear[index]
+            let reversal: String
+            switch run.reversals[index] {
+            case nil: reversal = ""
+            case .confirmed: reversal = "confirmed"
+            case .accepted: reversal = "accepted"
+            case .rejected(let detail): reversal = "rejected:" + detail.rawValue
+            }
+            let fields = [
+                number(run.times[index]), number(linear.x), number(linear.y), number(linear.z), number(linear.length),
+                number(run.stroke[index]), number(settings.threshold), reversal,
+                (events[index] ?? []).joined(separator: " "),
+            ]
+            lines.append(fields.joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     func summary(_ events: [ShakeEvent]) -> String {
@@ -233,6 +306,11 @@ struct SVGCanvas {
         let outline = stroke.map { " stroke=\"\($0)\"" } ?? ""
         body +=
             "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(max(0, width)))\" height=\"\(n(max(0, height)))\" fill=\"\(fill)\"\(outline)/>\n"
+    }
+
+    mutating func circle(x: Double, y: Double, radius: Double, fill: String, stroke: String) {
+        body +=
+            "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(radius))\" fill=\"\(fill)\" stroke=\"\(stroke)\" stroke-width=\"1.5\"/>\n"
     }
 
     mutating func polyline(_ points: [(Double, Double)], color: String, width: Double) {

@@ -187,7 +187,9 @@ extension ServerMessage {
                 guard let reason = value["reason"]?.string.flatMap(ShakeEvent.CancelReason.init(rawValue:)) else {
                     throw DecodingError(message: "cancelled: no reason")
                 }
-                shake = .cancelled(time: time, began: try double("began"), reason: reason)
+                shake = .cancelled(
+                    time: time, began: try double("began"), reason: reason,
+                    detail: value["detail"]?.string.flatMap(ShakeEvent.Rejection.init(rawValue:)))
             default:
                 throw DecodingError(message: "shake: unknown phase")
             }

@@ -45,8 +45,10 @@ extension ServerMessage.Notification {
         case .ended(let summary):
             detail =
                 "\(JSONObjectWriter.format(summary.duration, decimals: 2)) s, peak \(JSONObjectWriter.format(summary.peak, decimals: 1)) m/s² along \(summary.axis.rawValue), \(summary.reversals) reversals"
-        case .cancelled(_, _, let reason):
-            detail = reason.rawValue.replacingOccurrences(of: "_", with: " ")
+        case .cancelled(_, _, let reason, let rejection):
+            detail =
+                reason.rawValue.replacingOccurrences(of: "_", with: " ")
+                + (rejection.map { " (\($0.rawValue.replacingOccurrences(of: "_", with: " ")))" } ?? "")
         }
         return "\(timestamp)  #\(seq) \(phase) \(detail)\(marker)"
     }

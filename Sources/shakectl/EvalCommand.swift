@@ -16,7 +16,12 @@ struct EvalCommand: ParsableCommand {
             Reported: shake recall (an 'ended' within [label_start - 0.25 s, label_end + 1.5 s]), extra events \
             on shake clips, the share of other gestures that fire, false shakes and 'began' events per hour of \
             daily living (by dataset and by activity, worst first), the share of falls that fire, and latency \
-            ('began' after the labelled start, 'ended' after the labelled end: median and 90th percentile).
+            ('began' after the labelled start, 'ended' after the labelled end: median and 90th percentile), and \
+            the 'not_a_shake' cancellations by the test that failed, overall and by activity. Activity codes of \
+            corpora it knows (SisFall) are explained.
+
+            --compare A B scores two settings side by side, each a preset (light, medium, hard) or a \
+            configuration file, in one table of the trade-off: put DIR before --compare.
 
             Exit status: 0 after a report; 1 when the manifest or a trace cannot be read; 64 for bad options.
             """
@@ -33,6 +38,20 @@ struct EvalCommand: ParsableCommand {
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Compare two settings, each a preset (light, medium, hard) or a configuration file.",
+            valueName: "A B"))
+    var compare: [String] = []
+
+    func validate() throws {
+        guard compare.isEmpty || compare.count == 2 else {
+            throw ValidationError("--compare takes two settings: presets (light, medium, hard) or configuration files")
+        }
+        guard compare.isEmpty || !json else { throw ValidationError("--compare prints a table; leave out --json") }
+    }
+
     func run() throws {
         let (settings, name) = try detector.resolve()
         if let resample, !(resample >= 1 && resample <= 10_000) {
@@ -47,6 +66,30 @@ struct EvalCommand: ParsableCommand {
             throw ExitCode.failure
         }
 
+        if compare.count == 2 {
+            let sides = try compare.map { try Self.settings(named: $0) }
+            let evaluations = try sides.map { try Self.evaluate(corpus, settings: $0, resample: resample) }
+            print(
+                Evaluation.comparison(
+                    evaluations[0], evaluations[1], names: (compare[0], compare[1]),
+                    title: "\(directory): \(corpus.recordings.count) recordings, \(compare[0]) against \(compare[1])"))
+            return
+        }
+        let evaluation = try Self.evaluate(corpus, settings: settings, resample: resample)
+        if json {
+            print(evaluation.json(sensitivity: name, corpus: directory))
+        } else {
+            let rate = resample.map { ", resampled to \(JSONObjectWriter.format($0, decimals: 1)) Hz" } ?? ""
+            print(
+                evaluation.report(
+                    title: "\(directory): \(corpus.recordings.count) recordings, sensitivity \(name)\(rate)"))
+        }
+    }
+}
+
+extension EvalCommand {
+    /// Runs every recording of the corpus through a fresh detector and scores the events.
+    static func evaluate(_ corpus: Corpus, settings: DetectorSettings, resample: Double?) throws -> Evaluation {
         let progress = Progress(total: corpus.recordings.count)
         let results = Mutex<[Int: Result<Evaluation.Outcome, TraceError>]>([:])
         DispatchQueue.concurrentPerform(iterations: corpus.recordings.count) { index in
@@ -82,14 +125,17 @@ struct EvalCommand: ParsableCommand {
             case nil: break
             }
         }
-        let evaluation = Evaluation(outcomes: outcomes)
-        if json {
-            print(evaluation.json(sensitivity: name, corpus: directory))
-        } else {
-            let rate = resample.map { ", resampled to \(JSONObjectWriter.format($0, decimals: 1)) Hz" } ?? ""
-            print(
-                evaluation.report(
-                    title: "\(directory): \(corpus.recordings.count) recordings, sensitivity \(name)\(rate)"))
+        return Evaluation(outcomes: outcomes)
+    }
+
+    /// A preset by name, or else a configuration file's detector settings; a bad file exits with 64.
+    static func settings(named name: String) throws -> DetectorSettings {
+        if let preset = DetectorSettings.Sensitivity(rawValue: name) { return DetectorSettings(sensitivity: preset) }
+        do {
+            return try ConfigLoader.detectorSettings(configPath: name, sensitivity: nil).settings
+        } catch {
+            StandardStreams.printError("\(error)")
+            throw ExitCode(64)
         }
     }
 }

@@ -11,7 +11,8 @@ struct ExecCommand: AsyncParsableCommand {
         discussion: """
             Runs CMD for each event of the chosen phase (by default every valid shake: ended), with the \
             event in its environment: SHAKE_PHASE, SHAKE_SEQ, SHAKE_TIME, SHAKE_TIMESTAMP, SHAKE_DURATION, \
-            SHAKE_PEAK, SHAKE_AXIS, SHAKE_REVERSALS, SHAKE_REASON (for cancelled) and SHAKE_SIMULATED. Never two at \
+            SHAKE_PEAK, SHAKE_AXIS, SHAKE_REVERSALS, SHAKE_REASON and SHAKE_DETAIL (for cancelled) and \
+            SHAKE_SIMULATED. Never two at \
             once: events that come while CMD runs wait their turn (at most 8; older ones are skipped). It \
             survives daemon restarts, reconnecting and catching up on what it missed.
 
@@ -116,9 +117,10 @@ actor CommandRunner {
             variables["SHAKE_PEAK"] = JSONObjectWriter.format(summary.peak, decimals: 2)
             variables["SHAKE_AXIS"] = summary.axis.rawValue
             variables["SHAKE_REVERSALS"] = String(summary.reversals)
-        case .cancelled(let time, let began, let reason):
+        case .cancelled(let time, let began, let reason, let detail):
             variables["SHAKE_DURATION"] = JSONObjectWriter.format(time - began, decimals: 3)
             variables["SHAKE_REASON"] = reason.rawValue
+            if let detail { variables["SHAKE_DETAIL"] = detail.rawValue }
         }
         return variables
     }

@@ -8,12 +8,18 @@ import ShakeTrace
 struct PlotCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plot",
-        abstract: "Draw a trace as the detector sees it, with its events marked (SVG or PNG).",
+        abstract:
+            "Draw a trace as the detector sees it, with its events marked (SVG or PNG), or write its signals (CSV).",
         discussion: """
-            Upper panel: the gravity-free acceleration magnitude (grey) and the part that counts towards \
-            strokes (blue), against the threshold (dashed red) and half of it (dotted). Lower panel: the \
-            gravity-free x, y and z. Green line: began; blue: ended (the shake shaded blue); orange: \
-            cancelled, with its reason. --label shades the labelled interval (yellow).
+            Upper panel: the gravity-free acceleration magnitude (a wide grey band) and the part that counts \
+            towards strokes (blue), against the threshold (dashed purple) and half of it (dotted). Reversals \
+            are marked on the stroke: filled circle, counted (the next stroke swung back); hollow, waiting for \
+            that; brown cross, rejected, with the test that failed. Lower panel: the gravity-free x, y and z. \
+            Green line: began; blue: ended (the shake shaded blue); orange: cancelled, with its reason and \
+            detail. --label shades the labelled interval (yellow).
+
+            With --out FILE.csv, the detector's signals instead, one row a sample: \
+            time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event.
 
             Without --out, the plot of a file goes beside it (NAME.svg); the plot of standard input ('-') or a \
             pipe goes to standard output as SVG, as it does with --out -. PNG output needs rsvg-convert on PATH \
@@ -26,7 +32,8 @@ struct PlotCommand: ParsableCommand {
 
     @Option(
         name: .shortAndLong,
-        help: "Output file, .svg or .png, or - for SVG on standard output (default: the trace's name with .svg).")
+        help:
+            "Output file, .svg, .png or .csv, or - for SVG on standard output (default: the trace's name with .svg).")
     var out: String?
 
     @OptionGroup var detector: DetectorOptions
@@ -48,8 +55,9 @@ struct PlotCommand: ParsableCommand {
         let output = out ?? Self.defaultOutput(for: file)
         let toStandardOutput = output == "-"
         let isPNG = output.lowercased().hasSuffix(".png")
-        guard toStandardOutput || isPNG || output.lowercased().hasSuffix(".svg") else {
-            StandardStreams.printError("--out must end in .svg or .png, or be - for standard output")
+        let isCSV = output.lowercased().hasSuffix(".csv")
+        guard toStandardOutput || isPNG || isCSV || output.lowercased().hasSuffix(".svg") else {
+            StandardStreams.printError("--out must end in .svg, .png or .csv, or be - for standard output")
             throw ExitCode(64)
         }
         let samples: [Sample]
@@ -60,6 +68,14 @@ struct PlotCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let plot = TracePlot(title: "\(file) (\(name))", settings: settings, label: interval)
+        if isCSV {
+            guard FileManager.default.createFile(atPath: output, contents: Data(plot.csv(samples).utf8)) else {
+                StandardStreams.printError("\(output): cannot be written")
+                throw ExitCode.failure
+            }
+            print(output)
+            return
+        }
         let svg = plot.svg(samples)
         if toStandardOutput {
             _ = StandardStreams.write(svg, to: .standardOutput)

@@ -13,12 +13,17 @@ final class FakeWorld: Sendable {
         /// What happens when the reads run out: the device vanishes, or the buffer falls silent.
         var vanishWhenDrained = false
         var udev: [String: String] = [:]
+        /// Attributes whose writes the device refuses (EINVAL), keeping their value.
+        var refusedWrites: Set<String> = []
     }
 
     struct State: Sendable {
         var devices: [Device] = []
         var clock = 0.0
         var written: [String] = []
+        /// Devices whose buffer is enabled: like the kernel, the fake refuses their buffer attributes and their
+        /// timestamp clock then (EBUSY).
+        var enabled: Set<String> = []
         var contextsCreated = 0
         /// A device that appears after this many looks at the world.
         var appearing: (after: Int, device: Device)?
@@ -105,18 +110,35 @@ final class FakeContext: IIOContextHandle {
         return text
     }
 
+    private func busy(_ id: String, _ what: String) -> IIOError {
+        IIOError(code: 16, operation: "\(what) of \(id)", reason: "Device or resource busy")
+    }
+
     func write(device id: String, attribute: String, value: String) throws(IIOError) {
-        let found = world.state.withLock { state in
-            guard let index = state.devices.firstIndex(where: { $0.info.id == id }) else { return false }
+        enum Outcome { case written, gone, busy, refused }
+        let outcome = world.state.withLock { state -> Outcome in
+            guard let index = state.devices.firstIndex(where: { $0.info.id == id }) else { return .gone }
+            if attribute == "current_timestamp_clock", state.enabled.contains(id) { return .busy }
+            if state.devices[index].refusedWrites.contains(attribute) { return .refused }
             state.devices[index].values[attribute] = value
             state.written.append("\(id)/\(attribute)=\(value)")
-            return true
+            return .written
         }
-        if !found { throw gone(id, "writing \(attribute)") }
+        switch outcome {
+        case .written: return
+        case .gone: throw gone(id, "writing \(attribute)")
+        case .busy: throw busy(id, "writing \(attribute)")
+        case .refused: throw IIOError(code: 22, operation: "writing \(attribute) of \(id)", reason: "Invalid argument")
+        }
     }
 
     func writeBuffer(device id: String, attribute: String, value: String) throws(IIOError) {
-        world.state.withLock { $0.written.append("\(id)/buffer/\(attribute)=\(value)") }
+        let enabled = world.state.withLock { state in
+            if state.enabled.contains(id) { return true }
+            state.written.append("\(id)/buffer/\(attribute)=\(value)")
+            return false
+        }
+        if enabled { throw busy(id, "writing buffer/\(attribute)") }
     }
 
     func setTrigger(device id: String, trigger: String?) throws(IIOError) {
@@ -124,9 +146,13 @@ final class FakeContext: IIOContextHandle {
     }
 
     func openBuffer(device id: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle {
-        world.state.withLock {
-            $0.written.append("\(id)/buffer channels=\(channels.joined(separator: ",")) samples=\(samples)")
+        let busy = world.state.withLock { state in
+            if state.enabled.contains(id) { return true }
+            state.written.append("\(id)/buffer channels=\(channels.joined(separator: ",")) samples=\(samples)")
+            state.enabled.insert(id)
+            return false
         }
+        if busy { throw self.busy(id, "starting a buffer") }
         return FakeBuffer(world: world, device: id)
     }
 
@@ -185,7 +211,17 @@ final class FakeBuffer: IIOBufferHandle {
         return bytes
     }
 
-    func close() {}
+    private var closed = false
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        world.state.withLock { _ = $0.enabled.remove(device) }
+    }
 }
 
 extension FakeWorld.Device {

@@ -22,7 +22,8 @@ struct SensorSourceTests {
         SensorSource(
             backend: FakeBackend(world: world),
             configuration: .init(
-                request: request, rate: 100, rescanInterval: .milliseconds(1), retryInterval: .milliseconds(5)),
+                request: request, rate: 100, rescanInterval: .milliseconds(1), retryInterval: .milliseconds(5),
+                pacedReads: false),
             logger: quietLogger, monotonic: world.clock)
     }
 

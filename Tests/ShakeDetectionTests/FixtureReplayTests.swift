@@ -85,7 +85,7 @@ struct FixtureReplayTests {
             previous = sample
         }
         #expect(detector.counters.discontinuities == 1)
-        guard case .cancelled(let time, _, .interrupted) = events.last else {
+        guard case .cancelled(let time, _, .interrupted, _) = events.last else {
             Issue.record("expected an interruption, got \(events)")
             return
         }

@@ -26,7 +26,7 @@ struct StateMachineTests {
     @Test func tooLongFiresAtTheCutoff() {
         let samples = synthesize { $0.duration = 10 }
         let events = detect(samples)
-        guard case .cancelled(let time, let began, .tooLong) = events.last else {
+        guard case .cancelled(let time, let began, .tooLong, _) = events.last else {
             Issue.record("expected too_long: \(events)")
             return
         }

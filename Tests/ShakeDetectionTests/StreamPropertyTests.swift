@@ -60,7 +60,7 @@ struct StreamPropertyTests {
                         #expect(open == summary.began, "ended without its began")
                         #expect(summary.duration >= 0 && summary.peak.isFinite && summary.reversals > 0)
                         open = nil
-                    case .cancelled(let time, let began, _):
+                    case .cancelled(let time, let began, _, _):
                         #expect(open == began, "cancelled without its began")
                         #expect(time >= began)
                         open = nil

@@ -34,6 +34,67 @@ struct EvaluationTests {
         #expect(abs((evaluation.endedLatency?.median ?? 0) - 0.2) < 1e-9)
     }
 
+    @Test func cancellationsAreCountedByDetailAndActivity() {
+        func cancelled(_ detail: ShakeEvent.Rejection?, reason: ShakeEvent.CancelReason = .notAShake) -> [ShakeEvent] {
+            [.began(time: 1), .cancelled(time: 2, began: 1, reason: reason, detail: detail)]
+        }
+        func recording(_ kind: Corpus.Kind, _ activity: String) -> Corpus.Recording {
+            Corpus.Recording(file: "\(activity).csv", dataset: "d", kind: kind, activity: activity)
+        }
+        let outcomes = [
+            Evaluation.Outcome(
+                recording: recording(.gesture, "move-up"), events: cancelled(.oneWay) + cancelled(.oneWay), duration: 5),
+            Evaluation.Outcome(recording: recording(.gesture, "move-up"), events: cancelled(.lowDuty), duration: 5),
+            Evaluation.Outcome(recording: recording(.adl, "D19"), events: cancelled(.tooFewReversals), duration: 60),
+            // Only not_a_shake counts: too_long and interrupted say why on their own.
+            Evaluation.Outcome(
+                recording: recording(.adl, "D03"), events: cancelled(nil, reason: .tooLong), duration: 60),
+        ]
+        let evaluation = Evaluation(outcomes: outcomes)
+        #expect(evaluation.rejections == [.oneWay: 2, .lowDuty: 1, .tooFewReversals: 1])
+        #expect(
+            evaluation.rejectionsByActivity == ["move-up": [.oneWay: 2, .lowDuty: 1], "D19": [.tooFewReversals: 1]])
+        let report = evaluation.report(title: "t")
+        #expect(report.contains("not_a_shake, by detail  one_way 2, low_duty 1, too_few_reversals 1"))
+        #expect(report.contains("move-up: one_way 2, low_duty 1"))
+        let json = evaluation.json(sensitivity: "medium", corpus: "c")
+        #expect(json.contains(#""not_a_shake_by_detail":{"too_few_reversals":1,"one_way":2,"low_duty":1}"#))
+        #expect(
+            json.contains(
+                #""not_a_shake_by_activity":{"D19":{"too_few_reversals":1},"move-up":{"one_way":2,"low_duty":1}}"#))
+    }
+
+    @Test func activityCodesOfKnownCorporaAreExplained() {
+        let outcomes = [
+            Evaluation.Outcome(
+                recording: Corpus.Recording(file: "a.csv", dataset: "sisfall", kind: .adl, activity: "D19"),
+                events: [.began(time: 1), .cancelled(time: 2, began: 1, reason: .notAShake, detail: .lowDuty)],
+                duration: 60),
+            Evaluation.Outcome(
+                recording: Corpus.Recording(file: "b.csv", dataset: "mine", kind: .adl, activity: "D18"), events: [],
+                duration: 60),
+        ]
+        let report = Evaluation(outcomes: outcomes).report(title: "t")
+        #expect(report.contains("D19 jumping gently, reaching up"))
+        #expect(report.contains("D19 (jumping gently, reaching up): low_duty 1"))
+        // The same code in a corpus eval does not know is left alone.
+        #expect(!report.contains("stumbling"))
+    }
+
+    @Test func aComparisonSetsTwoEvaluationsSideBySide() {
+        let shake = Corpus.Recording(
+            file: "s.csv", dataset: "d", kind: .shake, activity: "shake", labelStart: 2, labelEnd: 3)
+        let caught = Evaluation(outcomes: [.init(recording: shake, events: ended(began: 2.2, at: 3.3), duration: 5)])
+        let missed = Evaluation(outcomes: [.init(recording: shake, events: [], duration: 5)])
+        let table = Evaluation.comparison(caught, missed, names: ("light", "mine.yaml"), title: "t")
+        let lines = table.split(separator: "\n").map(String.init)
+        #expect(lines[1].contains("| light ") && lines[1].contains("| mine.yaml"))
+        let recall = lines.first { $0.hasPrefix("| shake recall") } ?? ""
+        #expect(recall.contains("100.0% (1/1)") && recall.contains("0.0% (0/1)"))
+        // Every row has the same width.
+        #expect(Set(lines.dropFirst().map(\.count)).count == 1)
+    }
+
     @Test func dailyLivingGesturesAndFallsAreRated() {
         func recording(_ kind: Corpus.Kind, _ activity: String, _ dataset: String = "d") -> Corpus.Recording {
             Corpus.Recording(file: "\(activity).csv", dataset: dataset, kind: kind, activity: activity)
@@ -114,6 +175,41 @@ struct TracePlotTests {
         // Five polylines: magnitude, stroke, x, y, z, each thinned to about two points per pixel column.
         let polylines = svg.components(separatedBy: "<polyline").count - 1
         #expect(polylines == 5)
+    }
+
+    @Test func marksReversalsAndGivesTheThresholdItsOwnColour() {
+        let samples = synthesize { $0.repeatCount = 1 }
+        let plot = TracePlot(title: "a shake", settings: DetectorSettings())
+        let run = plot.run(samples)
+        let counted = run.reversals.filter { $0 == .confirmed }.count
+        #expect(counted >= 2)
+        let svg = plot.svg(samples)
+        // One filled circle per counted reversal.
+        #expect(svg.components(separatedBy: "fill=\"#1f4e9e\" stroke=\"#1f4e9e\"").count - 1 == counted)
+        // The threshold is purple, a colour none of the axes uses.
+        #expect(svg.contains("stroke=\"\(TracePlot.thresholdColor)\" stroke-width=\"1\" stroke-dasharray=\"6,4\""))
+        for axis in ["#d62728", "#2ca02c", "#1f77b4"] { #expect(axis != TracePlot.thresholdColor) }
+        // The magnitude is drawn first, wider than the stroke on top of it.
+        let magnitude = svg.range(of: "stroke=\"#b8b8b8\" stroke-width=\"3.5\"")
+        let stroke = svg.range(of: "stroke=\"#1f4e9e\" stroke-width=\"1.3\"")
+        #expect(magnitude != nil && stroke != nil && magnitude!.lowerBound < stroke!.lowerBound)
+    }
+
+    @Test func rejectedReversalsAreNamedAndTheSignalsGoToCSV() {
+        // A push and its much harder stop: the reversal is lopsided.
+        let samples = strokeTrace([
+            Stroke(.plusX, peak: 14, duration: 0.15), Stroke(.minusX, peak: 45, duration: 0.2),
+            Stroke(.plusX, peak: 14, duration: 0.15), Stroke(.minusX, peak: 45, duration: 0.2),
+        ])
+        let plot = TracePlot(title: "lopsided", settings: DetectorSettings())
+        #expect(plot.svg(samples).contains(">lopsided</text>"))
+        let csv = plot.csv(samples).split(separator: "\n").map(String.init)
+        #expect(csv.first == "time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event")
+        #expect(csv.count == samples.count + 1)
+        #expect(csv.contains { $0.hasSuffix(",rejected:lopsided,") })
+        #expect(csv.filter { $0.hasSuffix(",began") }.count == 1)
+        #expect(csv.contains { $0.contains(",cancelled:not_a_shake:") })
+        #expect(csv.dropFirst().allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == 9 })
     }
 
     @Test func escapesTextAndSurvivesAnEmptyTrace() {

@@ -81,6 +81,10 @@ struct ServerMessageTests {
             .hello(.init(sensor: sensor, shaking: false, seq: 3, run: "5f3a")),
             .shake(.init(event: .began(time: 1.5), seq: 1, timestamp: "t", simulated: true)),
             .shake(.init(event: .cancelled(time: 7.4, began: 2.31, reason: .tooLong), seq: 2, timestamp: "t")),
+            .shake(
+                .init(
+                    event: .cancelled(time: 7.4, began: 2.31, reason: .notAShake, detail: .oneWay), seq: 3,
+                    timestamp: "t")),
             .status(
                 .init(sensor: .none, subscribers: 2, shaking: true, seq: 5, uptime: 12.5, counters: ["samples": 10])),
             .replayed(since: 2, count: 3, complete: true),
@@ -93,6 +97,14 @@ struct ServerMessageTests {
             #expect(try ServerMessage.parse(Array(message.line.utf8)) == message, "\(message.line)")
         }
         #expect(try ServerMessage.parse(Array(#"{"event":"future","x":1}"#.utf8)) == .unknown(event: "future"))
+    }
+
+    @Test func aDetailThisClientDoesNotKnowIsLeftOut() throws {
+        let line =
+            #"{"event":"shake","phase":"cancelled","time":2,"began":1,"reason":"not_a_shake","detail":"new","seq":1,"timestamp":"t"}"#
+        #expect(
+            try ServerMessage.parse(Array(line.utf8))
+                == .shake(.init(event: .cancelled(time: 2, began: 1, reason: .notAShake), seq: 1, timestamp: "t")))
     }
 
     @Test func helloLooksAsDocumented() {

@@ -40,7 +40,7 @@ public func synthesize(_ configure: (inout SynthesisOptions) -> Void) -> [Sample
 extension ShakeEvent {
     /// The phase and, for cancellations, the reason: `began`, `ended`, `cancelled(too_long)`.
     public var outline: String {
-        if case .cancelled(_, _, let reason) = self { return "cancelled(\(reason.rawValue))" }
+        if case .cancelled(_, _, let reason, _) = self { return "cancelled(\(reason.rawValue))" }
         return phase.rawValue
     }
 }

@@ -162,6 +162,18 @@ struct EvalCommandTests {
         #expect(resampled.stdout.contains("resampled to 25 Hz"))
     }
 
+    @Test func comparesTwoSettingsSideBySide() throws {
+        let corpus = try makeCorpus()
+        let compared = try Command.run("shakectl", ["eval", corpus, "--compare", "light", "hard"])
+        #expect(compared.status == 0)
+        #expect(compared.stdout.contains("light against hard"))
+        #expect(compared.stdout.contains("| shake recall"))
+        let one = try Command.run("shakectl", ["eval", corpus, "--compare", "light"])
+        #expect(one.status == 64 && one.stderr.contains("--compare takes two settings"))
+        let missing = try Command.run("shakectl", ["eval", corpus, "--compare", "light", "/nonexistent.yaml"])
+        #expect(missing.status == 64)
+    }
+
     @Test func aMissingCorpusIsAnError() throws {
         let result = try Command.run("shakectl", ["eval", "/nonexistent"])
         #expect(result.status == 1)
@@ -180,7 +192,13 @@ struct PlotCommandTests {
         let svg = try String(contentsOfFile: out, encoding: .utf8)
         #expect(svg.contains(">ended</text>"))
         let bad = try Command.run("shakectl", ["plot", Fixtures.path("tap.csv"), "--out", "x.jpg"])
-        #expect(bad.status == 64 && bad.stderr.contains("--out must end in .svg or .png"))
+        #expect(bad.status == 64 && bad.stderr.contains("--out must end in .svg, .png or .csv"))
+        let csv = directory.appendingPathComponent("shake.csv").path
+        #expect(
+            try Command.run("shakectl", ["plot", Fixtures.path("shake-rotate-100hz.csv"), "--out", csv]).status == 0)
+        let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n")
+        #expect(rows.first == "time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event")
+        #expect(rows.contains { $0.hasSuffix(",ended") })
         let badLabel = try Command.run("shakectl", ["plot", Fixtures.path("tap.csv"), "--label", "3:1"])
         #expect(badLabel.status == 64 && badLabel.stderr.contains("--label takes START:END"))
     }

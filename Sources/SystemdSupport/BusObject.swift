@@ -1,0 +1,271 @@
+import CSystemd
+import Foundation
+public import Logging
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why the bus object could not be set up.
+public struct BusError: Error, Sendable, CustomStringConvertible {
+    public var operation: String
+    public var code: Int32
+
+    public var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}
+
+/// The shake object on a D-Bus bus, through libsystemd's sd-bus: the `Claim` and `Release` methods, the
+/// `HasAccelerometer`, `Shaking`, `Sensor` and `Sensitivity` properties with change notices, the `Shake` signal,
+/// and word of clients leaving the bus.
+///
+/// sd-bus is not thread-safe, so one thread owns the connection: it waits on the bus and on a wake-up
+/// descriptor, processes messages (calling the handlers) and runs what other threads hand it (signals, change
+/// notices, closing). Like the libiio thread, it is the one blocking thread of its service.
+public final class BusObject: Sendable {
+    /// Who called a method, as the bus vouches for it (the kernel's credentials of the caller's connection).
+    public struct Caller: Sendable, Hashable {
+        /// The caller's unique bus name (`:1.42`): it is what leaves the bus when the client does.
+        public var name: String
+        public var uid: UInt32
+        public var gid: UInt32
+        public var groups: [UInt32]
+    }
+
+    /// What the object answers; each runs on the bus thread and must not block.
+    public struct Handlers: Sendable {
+        /// A boolean property's value (nil: unknown property).
+        public var bool: @Sendable (String) -> Bool?
+        /// A string property's value (nil: unknown property).
+        public var string: @Sendable (String) -> String?
+        /// A method (`Claim`, `Release`): whether the caller may; refused calls get AccessDenied.
+        public var call: @Sendable (_ method: String, _ caller: Caller) -> Bool
+        /// A bus name lost its owner: a client left the bus.
+        public var nameGone: @Sendable (String) -> Void
+
+        public init(
+            bool: @escaping @Sendable (String) -> Bool?, string: @escaping @Sendable (String) -> String?,
+            call: @escaping @Sendable (String, Caller) -> Bool, nameGone: @escaping @Sendable (String) -> Void
+        ) {
+            self.bool = bool
+            self.string = string
+            self.call = call
+            self.nameGone = nameGone
+        }
+    }
+
+    /// One `Shake` signal's arguments. A `began` has no duration, peak, axis or reversals (0, 0, "", 0); only
+    /// a `cancelled` has a reason, and only a `not_a_shake` a detail.
+    public struct Shake: Sendable, Hashable {
+        public var phase: String
+        public var seq: UInt64
+        public var time: Double
+        public var duration: Double
+        public var peak: Double
+        public var axis: String
+        public var reversals: UInt32
+        public var reason: String
+        public var detail: String
+
+        public init(
+            phase: String, seq: UInt64, time: Double, duration: Double = 0, peak: Double = 0, axis: String = "",
+            reversals: UInt32 = 0, reason: String = "", detail: String = ""
+        ) {
+            self.phase = phase
+            self.seq = seq
+            self.time = time
+            self.duration = duration
+            self.peak = peak
+            self.axis = axis
+            self.reversals = reversals
+            self.reason = reason
+            self.detail = detail
+        }
+    }
+
+    public let name: String
+    public let path: String
+    public let interface: String
+    private let connection: Connection
+    private let work = Mutex<[@Sendable (OpaquePointer) -> Void]>([])
+    private let stopping = Atomic<Bool>(false)
+    private let wakeup: Int32
+    private let finished = Mutex<Bool>(false)
+    private let logger: Logger
+
+    /// The sd-bus connection and the callback table it points into. Used on the bus thread only once the thread
+    /// runs (before that, by `init` alone); freed by the thread as it ends.
+    private struct Connection: @unchecked Sendable {
+        let bus: OpaquePointer
+        let callbacks: UnsafeMutablePointer<shaked_bus_callbacks>
+        let context: Unmanaged<Context>
+    }
+
+    private final class Context: Sendable {
+        let handlers: Handlers
+        init(handlers: Handlers) { self.handlers = handlers }
+    }
+
+    /// Connects, exports the object, takes the name and starts the bus thread.
+    /// - Parameter address: a bus address (`unix:path=...`); nil for the system bus.
+    /// - Throws: ``BusError`` when the bus cannot be reached, the object exported or the name taken.
+    public init(
+        address: String?, name: String, path: String, interface: String, handlers: Handlers, logger: Logger
+    ) throws(BusError) {
+        self.name = name
+        self.path = path
+        self.interface = interface
+        self.logger = logger
+        var bus: OpaquePointer?
+        if let address {
+            try Self.check("sd_bus_new", sd_bus_new(&bus))
+            _ = sd_bus_set_address(bus, address)
+            _ = sd_bus_set_bus_client(bus, 1)
+            if let result = Optional(sd_bus_start(bus)), result < 0 {
+                sd_bus_unref(bus)
+                throw BusError(operation: "connecting to \(address)", code: -result)
+            }
+        } else {
+            try Self.check("connecting to the system bus", sd_bus_open_system(&bus))
+        }
+        guard let bus else { throw BusError(operation: "sd_bus", code: ENOMEM) }
+        let context = Unmanaged.passRetained(Context(handlers: handlers))
+        let callbacks = UnsafeMutablePointer<shaked_bus_callbacks>.allocate(capacity: 1)
+        callbacks.initialize(
+            to: shaked_bus_callbacks(
+                context: context.toOpaque(),
+                get_bool: { context, property in
+                    guard let context, let property else { return -EINVAL }
+                    let handlers = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers
+                    guard let value = handlers.bool(String(cString: property)) else { return -ENOENT }
+                    return value ? 1 : 0
+                },
+                get_string: { context, property in
+                    guard let context, let property else { return nil }
+                    let handlers = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers
+                    return handlers.string(String(cString: property)).flatMap { strdup($0) }
+                },
+                call: { context, member, sender, uid, gid, groups, count in
+                    guard let context, let member, let sender else { return -EINVAL }
+                    let handlers = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers
+                    let caller = Caller(
+                        name: String(cString: sender), uid: uid, gid: gid,
+                        groups: groups.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(0, count)))) } ?? [])
+                    return handlers.call(String(cString: member), caller) ? 0 : -EACCES
+                },
+                name_gone: { context, name in
+                    guard let context, let name else { return }
+                    Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers.nameGone(
+                        String(cString: name))
+                }))
+        connection = Connection(bus: bus, callbacks: callbacks, context: context)
+        wakeup = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        do {
+            try Self.check("exporting \(path)", shaked_bus_add_object(bus, path, interface, callbacks))
+            try Self.check("taking the name \(name)", sd_bus_request_name(bus, name, 0))
+        } catch {
+            Self.release(connection)
+            Glibc.close(wakeup)
+            throw error
+        }
+        let thread = Thread { [self] in run() }
+        thread.name = "shaked-bus"
+        thread.start()
+    }
+
+    /// Sends the `Shake` signal.
+    public func emit(_ shake: Shake) {
+        post { [path, interface] bus in
+            _ = shaked_bus_emit_shake(
+                bus, path, interface, shake.phase, shake.seq, shake.time, shake.duration, shake.peak, shake.axis,
+                shake.reversals, shake.reason, shake.detail)
+        }
+    }
+
+    /// Sends `PropertiesChanged` for these properties, with their new values.
+    public func propertiesChanged(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        post { [path, interface] bus in
+            var strings = names.map { strdup($0) } + [nil]
+            defer { for pointer in strings { Glibc.free(pointer) } }
+            _ = strings.withUnsafeMutableBufferPointer {
+                sd_bus_emit_properties_changed_strv(bus, path, interface, $0.baseAddress)
+            }
+        }
+    }
+
+    /// Gives up the name, closes the connection and waits for the bus thread to end.
+    public func close() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        wake()
+        while !finished.withLock({ $0 }) { usleep(1000) }
+    }
+
+    deinit { close() }
+
+    private func post(_ job: @escaping @Sendable (OpaquePointer) -> Void) {
+        guard !stopping.load(ordering: .acquiring) else { return }
+        work.withLock { $0.append(job) }
+        wake()
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeup, &one, 8)
+    }
+
+    private func run() {
+        let bus = connection.bus
+        while true {
+            // Everything sd-bus has to do now (reading, dispatching, writing), then what others handed over.
+            while sd_bus_process(bus, nil) > 0 {}
+            let jobs = work.withLock { jobs in
+                defer { jobs.removeAll() }
+                return jobs
+            }
+            for job in jobs { job(bus) }
+            if !jobs.isEmpty { continue }
+            if stopping.load(ordering: .acquiring) { break }
+            var timeout: UInt64 = 0
+            _ = sd_bus_get_timeout(bus, &timeout)
+            let milliseconds: Int32 =
+                timeout == UInt64.max ? -1 : Int32(clamping: Self.millisecondsUntil(monotonicMicroseconds: timeout))
+            var descriptors = [
+                pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
+                pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&descriptors, 2, milliseconds)
+            if ready < 0, errno != EINTR {
+                logger.error("the bus connection failed", metadata: ["errno": "\(errno)"])
+                break
+            }
+            if descriptors[1].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(wakeup, &count, 8)
+            }
+        }
+        _ = sd_bus_flush(bus)
+        _ = sd_bus_release_name(bus, name)
+        Self.release(connection)
+        Glibc.close(wakeup)
+        finished.withLock { $0 = true }
+    }
+
+    private static func millisecondsUntil(monotonicMicroseconds deadline: UInt64) -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let current = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        return deadline <= current ? 0 : Int64((deadline - current + 999) / 1000)
+    }
+
+    private static func release(_ connection: Connection) {
+        sd_bus_flush_close_unref(connection.bus)
+        connection.callbacks.deinitialize(count: 1)
+        connection.callbacks.deallocate()
+        connection.context.release()
+    }
+
+    private static func check(_ operation: String, _ result: Int32) throws(BusError) {
+        if result < 0 { throw BusError(operation: operation, code: -result) }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import IIOSensor
+import ShakeDetection
+import Testing
+
+/// What the buffered driver asks of the kernel before it enables a buffer, the clock of its sample times, and
+/// the pace of its reads.
+struct BufferedDriverTests {
+    let layout = ScanLayout([
+        (.x, 0, ScanType(bits: 16, storageBits: 16)), (.y, 1, ScanType(bits: 16, storageBits: 16)),
+        (.z, 2, ScanType(bits: 16, storageBits: 16)), (.timestamp, 3, .timestamp),
+    ])
+
+    func world(_ change: (inout FakeWorld.Device) -> Void = { _ in }) -> (FakeWorld, Accelerometer) {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        change(&device)
+        world.add(device)
+        world.add(.trigger(number: 0, name: "fake-accel-dev0"))
+        let context = try! FakeBackend(world: world).makeContext()
+        let accelerometer = AccelerometerDiscovery.discover(in: context, logger: quietLogger)[0]
+        return (world, accelerometer)
+    }
+
+    @Test func theClockLengthAndWatermarkAreSetBeforeTheBufferIsEnabled() throws {
+        let (world, accelerometer) = world()
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
+            paced: false)
+        let written = world.state.withLock { $0.written }
+        let start = try #require(written.firstIndex { $0.hasPrefix("iio:device0/buffer channels=") })
+        let before = written[..<start]
+        #expect(before.contains("iio:device0/current_timestamp_clock=monotonic"))
+        #expect(before.contains("iio:device0/buffer/length=80"))
+        #expect(before.contains("iio:device0/buffer/watermark=20"))
+        let length = try #require(before.firstIndex(of: "iio:device0/buffer/length=80"))
+        let watermark = try #require(before.firstIndex(of: "iio:device0/buffer/watermark=20"))
+        #expect(length < watermark)
+        // Like the kernel, the fake refuses them while the buffer is enabled: writing them after would fail.
+        #expect(throws: IIOError.self) {
+            try context.writeBuffer(device: "iio:device0", attribute: "watermark", value: "20")
+        }
+        #expect(driver.summary.contains("timestamps"))
+        driver.stop()
+        try context.writeBuffer(device: "iio:device0", attribute: "watermark", value: "20")
+    }
+
+    @Test func timestampsOnTheRealtimeClockAreMovedOntoTheMonotonicClock() throws {
+        let (world, accelerometer) = world { device in
+            device.values["current_timestamp_clock"] = "realtime"
+            device.refusedWrites = ["current_timestamp_clock"]
+        }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let realtime = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        world.state.withLock {
+            $0.devices[0].reads = [
+                layout.encode(x: 0, y: 981, z: 0, timestamp: realtime)
+                    + layout.encode(x: 0, y: 981, z: 0, timestamp: realtime + 10_000_000)
+            ]
+        }
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
+            paced: false)
+        #expect(driver.summary.contains("realtime"))
+        guard case .samples(let samples) = try driver.next(wakeup: Wakeup()) else {
+            Issue.record("no samples")
+            return
+        }
+        let monotonic = SensorSource.monotonicSeconds()
+        #expect(samples.count == 2)
+        #expect(abs(samples[0].time - monotonic) < 1)
+        #expect(abs(samples[1].time - samples[0].time - 0.01) < 1e-6)
+    }
+
+    @Test func monotonicTimestampsAreKeptAsTheyAre() throws {
+        let (world, accelerometer) = world()
+        world.state.withLock {
+            $0.devices[0].reads = [layout.encode(x: 0, y: 981, z: 0, timestamp: 5_000_000_000)]
+        }
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
+            paced: false)
+        guard case .samples(let samples) = try driver.next(wakeup: Wakeup()) else {
+            Issue.record("no samples")
+            return
+        }
+        #expect(samples.map(\.time) == [5])
+    }
+
+    /// The kernel wakes a buffer's poller at every scan, whatever the watermark: paced reads sleep a read's worth
+    /// of scans (20 at 100 Hz, 0.2 s) between reads instead.
+    @Test func pacedReadsAreAReadsWorthOfScansApart() throws {
+        let (world, accelerometer) = world()
+        let read = layout.encode(x: 0, y: 981, z: 0, timestamp: 1)
+        world.state.withLock { $0.devices[0].reads = [read, read, read] }
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock)
+        let wakeup = Wakeup()
+        let start = ContinuousClock.now
+        var reads = 0
+        while reads < 3 {
+            if case .samples = try driver.next(wakeup: wakeup) { reads += 1 }
+        }
+        #expect(ContinuousClock.now - start >= .milliseconds(390))
+        // A stop ends the sleep at once.
+        world.state.withLock { $0.devices[0].reads = [read] }
+        wakeup.signal()
+        #expect(try driver.next(wakeup: wakeup) == .stopped)
+    }
+}

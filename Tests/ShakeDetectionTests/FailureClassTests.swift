@@ -1,0 +1,147 @@
+import Foundation
+import ShakeDetection
+import ShakeTestSupport
+import Testing
+
+/// The classes of failure of the first detector (issue 14), each as a hand-made trace.
+struct FailureClassTests {
+    /// One deliberate move and its stop, sideways: an acceleration, a deceleration a little harder than it, and
+    /// a sharp recoil of the hand past the threshold. Three strokes, two reversals — what `ended` needs — but
+    /// the device never swings back: the recoil carries a small part of the stop.
+    let moveAndStop = strokeTrace([
+        Stroke(.plusX, peak: 20, duration: 0.2), Stroke(.minusX, peak: 22, duration: 0.2),
+        Stroke(.plusX, peak: 14, duration: 0.08),
+    ])
+
+    @Test func aMoveAndItsStopIsNotAShake() {
+        let events = detect(moveAndStop)
+        #expect(!outline(events).contains("ended"), "\(events)")
+        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
+            Issue.record("expected not_a_shake: \(events)")
+            return
+        }
+        #expect(detail == .oneWay)
+    }
+
+    /// The same three strokes with a real swing back (the third as strong as the first) are a short shake.
+    @Test func theSameStrokesSwingingBackAreAShake() {
+        let shake = strokeTrace([
+            Stroke(.plusX, peak: 20, duration: 0.2), Stroke(.minusX, peak: 22, duration: 0.2),
+            Stroke(.plusX, peak: 20, duration: 0.2),
+        ])
+        #expect(outline(detect(shake)) == ["began", "ended"])
+    }
+
+    /// A brisk shake of two quick back-and-forths from rest (0.96 s of strokes of 1.8 g) is taken.
+    @Test func aBriskShakeFromRestIsAShake() {
+        let brisk = strokeTrace([
+            Stroke(.plusX, peak: 18, duration: 0.12), Stroke(.minusX, peak: 18, duration: 0.24),
+            Stroke(.plusX, peak: 18, duration: 0.24), Stroke(.minusX, peak: 18, duration: 0.24),
+            Stroke(.plusX, peak: 18, duration: 0.12),
+        ])
+        #expect(outline(detect(brisk)) == ["began", "ended"])
+    }
+
+    /// A short brisk shake as a hand does it: two quick back-and-forths from rest (0.4 s, about 2 g), then the hand
+    /// settling with a decaying 4 Hz wobble of about half a g, below the threshold but above the motion level.
+    /// The settling is not part of the shake, and must not dilute its duty.
+    func briskShakeThenSettling(peak: Double, period: Double, wobble: Double) -> [Sample] {
+        let start = 1.5
+        let end = start + 2 * period
+        return (0...350).map { index in
+            let time = Double(index) / 100
+            var x = 0.0
+            if time >= start && time < end { x = peak * cos(2 * .pi * (time - start) / period) }
+            if time >= end {
+                let since = time - end
+                x += wobble * exp(-since / 0.25) * sin(2 * .pi * 4 * since)
+            }
+            return Sample(time: time, x: x, y: 0, z: 9.81)
+        }
+    }
+
+    @Test(arguments: [18.0, 20, 25])
+    func aBriskShakeThatSettlesIsAShake(peak: Double) {
+        for period in [0.18, 0.2, 0.22] {
+            let events = detect(briskShakeThenSettling(peak: peak, period: period, wobble: 5.5))
+            #expect(outline(events) == ["began", "ended"], "peak \(peak), period \(period): \(events)")
+        }
+    }
+
+    /// A device in a pocket: twenty jolts along gravity (steps, sitting down), each strong enough to give the
+    /// device 2 m/s, with no stroke the other way. No `began` at all: a bump is not the start of a shake.
+    @Test func bumpsAlongGravityReportNothing() {
+        let bumps = strokeTrace(
+            Array(repeating: [Stroke(.plusZ, peak: 25, duration: 0.15), .pause(1.0)], count: 20).flatMap { $0 })
+        #expect(detect(bumps).isEmpty)
+    }
+
+    /// A shake that starts with a brisk stroke across gravity still reports `began` during that first stroke.
+    @Test func aBriskSidewaysShakeBeginsOnItsFirstStroke() {
+        let shake = strokeTrace(
+            Array(
+                repeating: [Stroke(.plusX, peak: 25, duration: 0.12), Stroke(.minusX, peak: 25, duration: 0.12)],
+                count: 4
+            )
+            .flatMap { $0 })
+        let events = detect(shake)
+        #expect(outline(events) == ["began", "ended"])
+        guard case .began(let time) = events.first else { return }
+        // The trace's strokes start at 1.5 s; the first ends at 1.62 s.
+        #expect(time < 1.62)
+    }
+
+    /// A stroke along gravity reports `began` only once the device swings back: after the first reversal.
+    @Test func aVerticalShakeBeginsAtItsFirstConfirmedReversal() {
+        let shake = strokeTrace(
+            Array(
+                repeating: [Stroke(.plusX, peak: 25, duration: 0.12), Stroke(.minusX, peak: 25, duration: 0.12)],
+                count: 4
+            )
+            .flatMap { $0 }, gravity: Vector3(x: 9.81, y: 0, z: 0))
+        let events = detect(shake)
+        guard case .began(let time) = events.first else {
+            Issue.record("no began: \(events)")
+            return
+        }
+        #expect(time > 1.62)
+    }
+
+    /// A vertical shake whose first stroke pushes the device down (harder than free fall: no body does that on
+    /// its own) reports `began` during that stroke.
+    @Test func aVerticalShakeStartingDownBeginsOnItsFirstStroke() {
+        let shake = strokeTrace(
+            Array(
+                repeating: [Stroke(.minusX, peak: 35, duration: 0.12), Stroke(.plusX, peak: 25, duration: 0.12)],
+                count: 4
+            )
+            .flatMap { $0 }, gravity: Vector3(x: 9.81, y: 0, z: 0))
+        let events = detect(shake)
+        #expect(outline(events) == ["began", "ended"])
+        guard case .began(let time) = events.first else { return }
+        #expect(time < 1.62)
+    }
+
+    /// Three even strokes, then hard jolts (heel strikes, a stumble) between ordinary strokes: three counted
+    /// reversals, but as many rejected as lopsided. Not the alike half-cycles of a shake.
+    @Test func asManyRejectedReversalsAsCountedIsNotAShake() {
+        let mixed = strokeTrace([
+            Stroke(.plusX, peak: 22, duration: 0.18), Stroke(.minusX, peak: 22, duration: 0.18),
+            Stroke(.plusX, peak: 22, duration: 0.18), Stroke(.minusX, peak: 60, duration: 0.08),
+            Stroke(.plusX, peak: 22, duration: 0.18), Stroke(.minusX, peak: 60, duration: 0.08),
+            Stroke(.plusX, peak: 22, duration: 0.18),
+        ])
+        let events = detect(mixed)
+        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
+            Issue.record("expected not_a_shake: \(events)")
+            return
+        }
+        #expect(detail == .lopsided)
+    }
+
+    /// Every `not_a_shake` says why, in the event and on the wire.
+    @Test func notAShakeCarriesItsDetail() {
+        let events = detect(moveAndStop)
+        #expect(events.last?.json.contains(#""reason":"not_a_shake","detail":"one_way""#) == true)
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import Logging
+import ShakeTestSupport
+import Synchronization
+import SystemdSupport
+import Testing
+
+/// A real dbus-daemon on a private bus, with busctl as the client in another process: what desktop software sees
+/// of the shake object.
+@Suite(
+    .serialized,
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/busctl"),
+        "dbus-daemon or busctl is not installed"))
+struct BusObjectTests {
+    static let name = "org.example.ShakeTest1"
+    static let path = "/org/example/ShakeTest1"
+    static let interface = "org.example.ShakeTest1"
+
+    /// A message bus of our own, on a socket in a temporary folder; stopped when released.
+    final class PrivateBus: Sendable {
+        let address: String
+        private let process: Process
+
+        init() throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "bus-\(getpid())-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let socket = directory.appendingPathComponent("bus").path
+            let configuration = directory.appendingPathComponent("bus.conf").path
+            try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(socket)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+            address = "unix:path=\(socket)"
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+            process.arguments = ["--config-file=\(configuration)", "--nofork", "--nopidfile"]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: socket), Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+        }
+
+        func busctl(_ arguments: [String]) throws -> Command.Result {
+            try Command.run("/usr/bin/busctl", ["--address=\(address)"] + arguments)
+        }
+
+        deinit {
+            // dbus-daemon leaves SIGTERM to its session manager: end it outright.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// What the object's handlers saw.
+    final class Log: Sendable {
+        let calls = Mutex<[(String, BusObject.Caller)]>([])
+        let gone = Mutex<[String]>([])
+    }
+
+    static func object(on bus: PrivateBus, log: Log, allow: Bool = true, shaking: Bool = false) throws -> BusObject {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return try BusObject(
+            address: bus.address, name: name, path: path, interface: interface,
+            handlers: .init(
+                bool: { property in
+                    switch property {
+                    case "HasAccelerometer": true
+                    case "Shaking": shaking
+                    default: nil
+                    }
+                },
+                string: { property in
+                    switch property {
+                    case "Sensor": "accel_3d (iio:device0)"
+                    case "Sensitivity": "medium"
+                    default: nil
+                    }
+                },
+                call: { method, caller in
+                    log.calls.withLock { $0.append((method, caller)) }
+                    return allow
+                },
+                nameGone: { name in log.gone.withLock { $0.append(name) } }),
+            logger: logger)
+    }
+
+    @Test func introspectionShowsTheInterface() throws {
+        let bus = try PrivateBus()
+        let object = try Self.object(on: bus, log: Log())
+        defer { object.close() }
+        let result = try bus.busctl(["introspect", Self.name, Self.path, Self.interface])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)
+        }
+        func row(_ member: String) -> [Substring]? { lines.first { $0.first.map(String.init) == "." + member } }
+        #expect(row("Claim")?.dropFirst().first == "method")
+        #expect(row("Release")?.dropFirst().first == "method")
+        #expect(row("HasAccelerometer").map { Array($0.dropFirst()) } == ["property", "b", "true", "emits-change"])
+        #expect(row("Shaking").map { Array($0.dropFirst()) } == ["property", "b", "false", "emits-change"])
+        #expect(row("Sensitivity").map { Array($0.dropFirst()) } == ["property", "s", "\"medium\"", "emits-change"])
+        #expect(row("Shake").map { Array($0.dropFirst(2)) } == ["stdddsuss", "-", "-"])
+        let xml = try bus.busctl(["--xml-interface", "introspect", Self.name, Self.path]).stdout
+        for argument in ["phase", "seq", "time", "duration", "peak", "axis", "reversals", "reason", "detail"] {
+            #expect(xml.contains("<arg type=") && xml.contains("name=\"\(argument)\""), "no argument \(argument)")
+        }
+        let sensor = try bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
+        #expect(sensor.stdout == "s \"accel_3d (iio:device0)\"\n")
+    }
+
+    /// A method call carries the caller's credentials; when the caller leaves the bus, the object hears of it.
+    @Test func callsCarryTheCallerAndItsDepartureIsNoticed() throws {
+        let bus = try PrivateBus()
+        let log = Log()
+        let object = try Self.object(on: bus, log: log)
+        defer { object.close() }
+        let claim = try bus.busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
+        #expect(claim.status == 0, "\(claim.stderr)")
+        let calls = log.calls.withLock { $0 }
+        #expect(calls.map(\.0) == ["Claim"])
+        let caller = try #require(calls.first?.1)
+        #expect(caller.uid == getuid() && caller.gid == getgid())
+        #expect(caller.name.hasPrefix(":1."))
+        // busctl has exited: its connection, and its unique name, are gone.
+        let deadline = Date().addingTimeInterval(10)
+        while !log.gone.withLock({ $0.contains(caller.name) }), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(log.gone.withLock { $0.contains(caller.name) })
+    }
+
+    @Test func aRefusedCallIsAccessDenied() throws {
+        let bus = try PrivateBus()
+        let object = try Self.object(on: bus, log: Log(), allow: false)
+        defer { object.close() }
+        let claim = try bus.busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
+        #expect(claim.status != 0)
+        #expect(claim.stderr.contains("Access denied"), "\(claim.stderr)")
+    }
+
+    /// The Shake signal and PropertiesChanged, as a monitor on the bus sees them.
+    @Test func signalsReachTheBus() throws {
+        let bus = try PrivateBus()
+        let object = try Self.object(on: bus, log: Log())
+        defer { object.close() }
+        let monitor = Process()
+        monitor.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
+        monitor.arguments = ["--address=\(bus.address)", "monitor", "--json=short", Self.name]
+        let output = Pipe()
+        monitor.standardOutput = output
+        try monitor.run()
+        let collected = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            collected.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        defer {
+            kill(monitor.processIdentifier, SIGKILL)
+            monitor.waitUntilExit()
+        }
+        let deadline = Date().addingTimeInterval(15)
+        var sawShake = false
+        var sawChange = false
+        while !(sawShake && sawChange), Date() < deadline {
+            // The monitor needs a moment to attach: keep sending until it has seen both.
+            object.emit(
+                .init(
+                    phase: "ended", seq: 7, time: 3.62, duration: 1.49, peak: 28.02, axis: "x", reversals: 11))
+            object.propertiesChanged(["Shaking"])
+            Thread.sleep(forTimeInterval: 0.2)
+            let messages = collected.withLock { $0 }.split(separator: "\n").compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+            }
+            for message in messages {
+                let data = (message["payload"] as? [String: Any])?["data"] as? [Any] ?? []
+                if message["member"] as? String == "Shake", data.count == 9 {
+                    sawShake =
+                        data[0] as? String == "ended" && data[1] as? Int == 7
+                        && abs((data[2] as? Double ?? 0) - 3.62) < 1e-9 && abs((data[3] as? Double ?? 0) - 1.49) < 1e-9
+                        && abs((data[4] as? Double ?? 0) - 28.02) < 1e-9 && data[5] as? String == "x"
+                        && data[6] as? Int == 11 && data[7] as? String == "" && data[8] as? String == ""
+                }
+                if message["member"] as? String == "PropertiesChanged", data.count == 3 {
+                    let changed = data[1] as? [String: [String: Any]]
+                    sawChange = data[0] as? String == Self.interface && changed?["Shaking"]?["data"] as? Bool == false
+                }
+            }
+        }
+        #expect(sawShake, "\(collected.withLock { $0 })")
+        #expect(sawChange, "\(collected.withLock { $0 })")
+    }
+
+    @Test func aBusThatIsNotThereIsAClearError() {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        #expect {
+            _ = try BusObject(
+                address: "unix:path=/nonexistent/bus", name: Self.name, path: Self.path, interface: Self.interface,
+                handlers: .init(bool: { _ in nil }, string: { _ in nil }, call: { _, _ in false }, nameGone: { _ in }),
+                logger: logger)
+        } throws: { error in
+            "\(error)".hasPrefix("connecting to unix:path=/nonexistent/bus: ")
+        }
+    }
+}

@@ -1,0 +1,184 @@
+#!/bin/sh
+# /init of the VM test initramfs (busybox): loads the drivers, runs the scenarios named on the kernel command line
+# (shaked.scenarios=a,b or all), reports on the serial console in lines that start with "@@ ", and powers off.
+# scripts/vm/check.py reads those lines on the host and decides.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs dev /dev
+mkdir -p /tmp /run /dev/pts
+mount -t tmpfs tmp /tmp
+mount -t tmpfs run /run
+dmesg -n 1
+hostname shaked-vm
+
+say() { echo "@@ $*"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+mono() { /bin/monotonic; }
+
+scenarios=all
+for word in $(cat /proc/cmdline); do
+    case "$word" in shaked.scenarios=*) scenarios=${word#shaked.scenarios=} ;; esac
+done
+[ "$scenarios" = all ] && scenarios=$(cat /etc/vm-scenarios)
+say "boot $(uptime_s) kernel $(uname -r) scenarios $scenarios"
+
+modprobe uhid || say "modprobe uhid failed"
+modprobe hid-sensor-hub || say "modprobe hid-sensor-hub failed"
+modprobe hid-sensor-accel-3d || say "modprobe hid-sensor-accel-3d failed"
+
+# The IIO device whose name is $1, within $2 seconds: prints its sysfs directory.
+find_device() {
+    i=0
+    while [ $i -lt $(($2 * 10)) ]; do
+        for d in /sys/bus/iio/devices/iio:device*; do
+            [ -f "$d/name" ] && [ "$(cat "$d/name")" = "$1" ] && { echo "$d"; return 0; }
+        done
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# Waits until file $1 has a line containing $2, for at most $3 seconds.
+wait_line() {
+    i=0
+    while [ $i -lt $(($3 * 10)) ]; do
+        grep -q "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# Context switches of every thread of process $1 (voluntary + involuntary).
+ctxsw() {
+    cat /proc/$1/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+
+start_daemon() {
+    if [ -n "$as_user" ]; then
+        # (busybox su execs the shell, which execs the daemon: $! is the daemon)
+        su "$as_user" -s /bin/sh -c "exec /usr/bin/shaked --print-events --no-socket --log-level debug" \
+            >/tmp/$name.events 2>/tmp/$name.log &
+    else
+        /usr/bin/shaked --print-events --no-socket --log-level debug >/tmp/$name.events 2>/tmp/$name.log &
+    fi
+    dpid=$!
+}
+
+# Lets an unprivileged user capture from the accelerometer, as the udev rule does for the service's group, but
+# leaves current_timestamp_clock to root: the daemon must then map the kernel's realtime stamps itself.
+unprivileged() {
+    dev=$(find_device accel_3d 30) || return 1
+    echo "vmuser:x:1000:1000::/tmp:/bin/sh" >>/etc/passwd
+    echo "vmuser:x:1000:" >>/etc/group
+    chmod 0666 "/dev/${dev##*/}"
+    for a in sampling_frequency in_accel_sampling_frequency buffer/enable buffer/length buffer/watermark trigger/current_trigger $dev/scan_elements/*_en; do
+        [ -f "$a" ] || a=$dev/$a
+        [ -f "$a" ] && chmod o+w "$a"
+    done
+    say "$name info clock_writable=$(su vmuser -s /bin/sh -c "test -w $dev/current_timestamp_clock && echo yes || echo no" 2>/dev/null)"
+    as_user=vmuser
+}
+
+stop_daemon() {
+    kill -TERM $dpid 2>/dev/null
+    i=0
+    while kill -0 $dpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -KILL $dpid 2>/dev/null
+    wait $dpid
+    say "$name info daemon_exit=$?"
+}
+
+report() {
+    while IFS= read -r line; do say "$name event $line"; done </tmp/$name.events
+    while IFS= read -r line; do say "$name feeder $line"; done </tmp/$name.feeder
+    while IFS= read -r line; do say "$name log $line"; done </tmp/$name.log
+    [ -f /tmp/$name.sent ] && while IFS= read -r line; do say "$name sent $line"; done </tmp/$name.sent
+    say "$name end $(uptime_s)"
+}
+
+# Measures the daemon's wake-ups (context switches of all its threads) over $1 seconds, and what the kernel holds
+# for the buffer: the watermark, the length and the timestamp clock.
+measure() {
+    dev=$(find_device accel_3d 1)
+    a=$(ctxsw $dpid)
+    sleep "$1"
+    b=$(ctxsw $dpid)
+    say "$name info ctxsw=$((b - a)) seconds=$1 watermark=$(cat $dev/buffer/watermark) length=$(cat $dev/buffer/length) enable=$(cat $dev/buffer/enable) clock=$(cat $dev/current_timestamp_clock)"
+    for t in /proc/$dpid/task/*; do
+        say "$name info thread $(cat $t/comm) $(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' $t/status)"
+    done
+}
+
+# A HID sensor hub accelerometer playing trace $1 (feeder options after it); the daemon starts once it exists,
+# unless $late is set (then the daemon starts first, with no sensor).
+hid() {
+    trace=$1
+    shift
+    say "$name begin $(uptime_s)"
+    if [ -n "$late" ]; then
+        start_daemon
+        sleep "$late"
+        say "$name info waited=$late"
+    fi
+    /bin/uhid-accel --sent /tmp/$name.sent "$@" /traces/$trace >/tmp/$name.feeder 2>&1 &
+    fpid=$!
+    if ! find_device accel_3d 30 >/dev/null; then say "$name info no_device"; fi
+    [ -n "$user" ] && unprivileged
+    [ -z "$late" ] && start_daemon
+    [ -n "$clockstep" ] && { wait_line /tmp/$name.feeder "start" 60; sleep "$clockstep"; date -s "@$(($(date +%s) - 3600))" >/dev/null; say "$name info clock_stepped_back=3600"; }
+    [ -n "$wake" ] && { wait_line /tmp/$name.feeder "start" 60; sleep 2; measure "$wake"; }
+    wait_line /tmp/$name.feeder "uhid-accel: done" 120 || say "$name info feeder_timeout"
+    sleep 1
+    stop_daemon
+    kill $fpid 2>/dev/null
+    wait $fpid 2>/dev/null
+    report
+    late= clockstep= wake= user= as_user=
+}
+
+# kxcjk-1013 on i2c-stub, polled, playing trace $1.
+kxcjk() {
+    trace=$1
+    say "$name begin $(uptime_s)"
+    modprobe i2c-stub chip_addr=0x0e && modprobe i2c-dev && modprobe kxcjk-1013 || say "$name info modprobe_failed"
+    bus=
+    for b in /sys/bus/i2c/devices/i2c-*; do
+        grep -q "SMBus stub" "$b/name" 2>/dev/null && bus=${b##*i2c-}
+    done
+    /bin/i2c-accel --bus "$bus" --init
+    echo kxcjk1013 0x0e >/sys/bus/i2c/devices/i2c-$bus/new_device
+    dev=$(find_device kxcjk1013 10) || say "$name info no_device"
+    echo 0.038326 >$dev/in_accel_scale || say "$name info scale_failed"
+    say "$name info scale=$(cat $dev/in_accel_scale) available=$(cat $dev/in_accel_scale_available | tr ' ' ,)"
+    start_daemon
+    wait_line /tmp/$name.log "capturing from" 30 || say "$name info capture_timeout"
+    sleep 1
+    /bin/i2c-accel --bus "$bus" /traces/$trace >/tmp/$name.feeder 2>&1
+    sleep 1
+    stop_daemon
+    report
+}
+
+for name in $(echo "$scenarios" | tr , ' '); do
+    case "$name" in
+    shake-horizontal) hid shake-horizontal-100hz.csv ;;
+    shake-vertical) hid shake-vertical-100hz.csv ;;
+    shake-both) hid shake-both-100hz.csv ;;
+    shakes3) hid shakes3.csv ;;
+    fling) hid fling.csv ;;
+    walking) wake=5 hid walking.csv ;;
+    vanish) hid shake-horizontal-100hz.csv --vanish-at 2.0 --return-after 3 ;;
+    no-sensor) late=3 hid shake-both-100hz.csv ;;
+    irregular) hid shakes3.csv --jitter 8 --repeat 0.1 --skip 0.1 --seed 5 ;;
+    clock-step) clockstep=2 hid shake-horizontal-100hz.csv ;;
+    clock-mapped) user=1 hid shake-vertical-100hz.csv ;;
+    kxcjk) kxcjk shake-horizontal-100hz.csv ;;
+    probe) ;; # boots and powers off: does this accelerator run the kernel?
+    *) say "$name unknown" ;;
+    esac
+done
+say "done $(uptime_s)"
+poweroff -f

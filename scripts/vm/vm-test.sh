@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# make vm-test: the daemon on Debian's own kernel with real IIO drivers, in a QEMU virtual machine.
+#
+# Downloads Debian's kernel package (the one linux-image-amd64 depends on), builds a busybox initramfs with the
+# driver modules, the project's binaries and the feeders (scripts/vm/*.c), boots it (KVM when it really works,
+# otherwise TCG), runs the scenarios in scripts/vm/guest-init.sh and checks their events with scripts/vm/check.py
+# against `shakectl detect` on the host. docs/vm-tests.md describes it.
+#
+# Environment: VM_SCENARIOS=a,b (default all), VM_CACHE (default .build-vm), VM_BIN (the folder with shaked and
+# shakectl; default .build/debug), VM_TIMEOUT (seconds for the whole boot, default 900), VM_REQUIRED=1 (fail
+# instead of skipping when the machine cannot run it), VM_KEEP_LOG (copy the serial log there).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${VM_CACHE:-$root/.build-vm}
+bin=${VM_BIN:-$root/.build/debug}
+scenarios=${VM_SCENARIOS:-all}
+timeout_s=${VM_TIMEOUT:-900}
+busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk"
+all_scenarios="$busybox_scenarios,systemd"
+
+skip() {
+  if [ "${VM_REQUIRED:-0}" = 1 ]; then
+    echo "vm: cannot run: $*" >&2
+    exit 1
+  fi
+  echo "vm: skipped: $*"
+  exit 0
+}
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (apt-get for the kernel package and QEMU)"
+command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || skip "needs Debian's apt-get and dpkg-deb"
+for tool in "$bin/shaked" "$bin/shakectl"; do
+  [ -x "$tool" ] || { echo "vm: $tool is missing: build first (swift build)" >&2; exit 1; }
+done
+
+# Host tools, from the distribution.
+need=()
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "install ok installed" || need+=(busybox-static)
+command -v cpio >/dev/null || need+=(cpio)
+command -v depmod >/dev/null || need+=(kmod)
+command -v gcc >/dev/null || need+=(gcc libc6-dev)
+[[ ,$scenarios, == *,systemd,* || $scenarios == all ]] && ! command -v mmdebstrap >/dev/null && need+=(mmdebstrap)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "vm: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }; } \
+    || skip "cannot install ${need[*]} from the distribution's archive"
+fi
+
+mkdir -p "$cache"
+started=$(date +%s)
+
+# Debian's kernel: the version linux-image-amd64 points at, unpacked once, with modules.dep made by depmod.
+package=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+if [ -z "$package" ]; then
+  apt-get update -qq >/dev/null 2>&1 || true
+  package=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+fi
+[ -n "$package" ] || skip "the distribution's archive does not list linux-image-amd64"
+kernel_dir=$cache/kernel/$package
+if [ ! -f "$kernel_dir/.ready" ]; then
+  echo "vm: downloading $package"
+  rm -rf "$kernel_dir" && mkdir -p "$kernel_dir"
+  (cd "$kernel_dir" && apt-get download -q "$package" >/dev/null 2>&1) || skip "cannot download $package"
+  dpkg-deb -x "$kernel_dir"/*.deb "$kernel_dir/root"
+  rm -f "$kernel_dir"/*.deb
+  release=$(ls "$kernel_dir/root/lib/modules")
+  depmod -b "$kernel_dir/root" "$release"
+  touch "$kernel_dir/.ready"
+fi
+release=$(ls "$kernel_dir/root/lib/modules")
+vmlinuz=$kernel_dir/root/boot/vmlinuz-$release
+
+# The feeders and helpers, static so that they need nothing in the guest.
+mkdir -p "$cache/bin"
+for program in uhid-accel i2c-accel monotonic; do
+  source=$root/scripts/vm/$program.c
+  if [ ! -x "$cache/bin/$program" ] || [ "$source" -nt "$cache/bin/$program" ]; then
+    gcc -O2 -Wall -Wextra -Werror -static -o "$cache/bin/$program" "$source" -lm
+  fi
+done
+
+# Traces: the committed fixtures, and three shakes in a row made by shakectl synth.
+traces=$cache/traces
+rm -rf "$traces" && mkdir -p "$traces"
+cp "$root"/Tests/Fixtures/*.csv "$traces/"
+"$bin/shakectl" synth --repeat 3 --pause 2 --duration 1.2 --before 1.5 --after 1.5 --seed 7 --out "$traces/shakes3.csv"
+
+# The initramfs: busybox, the driver modules and what they depend on, the binaries and the libraries ldd lists.
+stage=$cache/initramfs
+rm -rf "$stage" && mkdir -p "$stage"/{bin,sbin,usr/bin,etc,proc,sys,dev,tmp,run,traces}
+cp /bin/busybox "$stage/bin/busybox"
+for applet in $("$stage/bin/busybox" --list); do
+  [ -e "$stage/bin/$applet" ] || ln -s busybox "$stage/bin/$applet"
+done
+cp "$cache"/bin/* "$stage/bin/"
+cp "$root/scripts/vm/guest-init.sh" "$stage/init"
+chmod +x "$stage/init"
+echo "$busybox_scenarios" >"$stage/etc/vm-scenarios"
+cp "$traces"/*.csv "$stage/traces/"
+modules=(uhid hid-sensor-hub hid-sensor-accel-3d i2c-stub i2c-dev kxcjk-1013)
+moddir=$kernel_dir/root/lib/modules/$release
+mkdir -p "$stage/lib/modules/$release"
+cp "$moddir"/modules.{dep,alias,symbols,builtin,order} "$stage/lib/modules/$release/" 2>/dev/null || true
+for module in "${modules[@]}"; do
+  modprobe -d "$kernel_dir/root" -S "$release" --show-depends "$module" | awk '$1 == "insmod" { print $2 }'
+done | sort -u | while read -r path; do
+  relative=${path#"$kernel_dir/root"}
+  mkdir -p "$stage$(dirname "$relative")"
+  cp "$path" "$stage$relative"
+done
+for program in shaked shakectl; do
+  strip -o "$stage/usr/bin/$program" "$bin/$program"
+done
+ldd "$bin/shaked" "$bin/shakectl" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u | while read -r lib; do
+  mkdir -p "$stage$(dirname "$lib")"
+  cp -L "$lib" "$stage$lib"
+done
+# Both /lib and /lib64 names for the dynamic loader, as on the host.
+[ -e "$stage/lib64/ld-linux-x86-64.so.2" ] || { mkdir -p "$stage/lib64" && cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib64/"; }
+initrd=$cache/initrd.cpio
+(cd "$stage" && find . | cpio -o -H newc --quiet >"$initrd")
+prepared=$(date +%s)
+echo "vm: kernel $release, initramfs $(($(stat -c %s "$initrd") / 1048576)) MiB, prepared in $((prepared - started)) s"
+
+# KVM only where the CPU has it and a stock kernel really boots; otherwise software emulation.
+accel=(-accel tcg -cpu max)
+if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo && [ "${VM_KVM:-auto}" != no ]; then
+  probe=$cache/kvm-probe.log
+  rm -f "$probe"
+  timeout 120 qemu-system-x86_64 -accel kvm -cpu host -m 1536 -kernel "$vmlinuz" -initrd "$initrd" \
+    -append "console=ttyS0 panic=-1 quiet shaked.scenarios=probe" -nographic -no-reboot -monitor none \
+    -serial "file:$probe" >/dev/null 2>&1 </dev/null || true
+  grep -q "^@@ done" "$probe" 2>/dev/null && accel=(-accel kvm -cpu host)
+fi
+[ "$scenarios" = all ] && scenarios=$all_scenarios
+# The busybox guest runs every scenario but "systemd", which boots an image of its own.
+guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx systemd | paste -sd, -) || true
+log=$cache/serial.log
+: >"$log"
+
+# Boots an initramfs; appends the serial console to $log. $1: initramfs, $2: memory (MiB), $3: command line.
+boot() {
+  local serial=$cache/serial-part.log status
+  set +e
+  timeout "$timeout_s" qemu-system-x86_64 "${accel[@]}" -smp 2 -m "$2" -kernel "$vmlinuz" -initrd "$1" \
+    -append "console=ttyS0 panic=-1 quiet loglevel=3 $3" \
+    -nographic -no-reboot -monitor none -serial "file:$serial" </dev/null >/dev/null 2>&1
+  status=$?
+  set -e
+  cat "$serial" >>"$log"
+  if [ $status -eq 124 ]; then
+    echo "vm: the guest did not power off within $timeout_s s; its serial log:" >&2
+    cat "$serial" >&2
+    exit 1
+  fi
+}
+
+if [ -n "$guest_scenarios" ]; then
+  echo "vm: booting (${accel[*]}), scenarios: $guest_scenarios"
+  boot "$initrd" 1536 "shaked.scenarios=$guest_scenarios"
+fi
+
+if [[ ,$scenarios, == *,systemd,* ]]; then
+  # A minimal Debian with systemd as PID 1 and udev, the project installed by scripts/install.sh (DESTDIR).
+  rootfs=$cache/systemd-rootfs.tar
+  if [ ! -s "$rootfs" ]; then
+    echo "vm: building the systemd image (mmdebstrap)"
+    mmdebstrap --quiet --format=tar --variant=minbase --include=systemd,systemd-sysv,udev,kmod,libiio0,dbus \
+      --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+      --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$rootfs.part" >/dev/null \
+      || skip "mmdebstrap cannot build the systemd image from the distribution's archive"
+    mv "$rootfs.part" "$rootfs"
+  fi
+  sysroot=$cache/systemd-root
+  rm -rf "$sysroot" && mkdir -p "$sysroot"
+  tar -xf "$rootfs" -C "$sysroot"
+  mkdir -p "$sysroot/lib/modules/$release"
+  cp -a "$stage/lib/modules/$release/." "$sysroot/lib/modules/$release/"
+  cp "$moddir/modules.builtin.modinfo" "$sysroot/lib/modules/$release/" 2>/dev/null || true
+  depmod -b "$sysroot" "$release"  # kmod's modprobe reads the binary indexes
+  # Man pages are not what this tests: a stand-in for swift-argument-parser's generate-manual.
+  printf '#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in --section) s=$2; shift;; --output-directory) d=$2; shift;; --*) shift;; *) b=$(basename "$1");; esac; shift; done\n: >"$d/$b.$s"\n' \
+    >"$cache/bin/no-manual"
+  chmod +x "$cache/bin/no-manual"
+  PREFIX=/usr/local SYSCONFDIR=/etc DESTDIR=$sysroot BINDIR_BUILD=$bin GENERATED_DIR=$cache/generated \
+    GENERATE_MANUAL=$cache/bin/no-manual "$root/scripts/install.sh" install >/dev/null
+  strip "$sysroot/usr/local/sbin/shaked" "$sysroot/usr/local/bin/shakectl"
+  ldd "$bin/shaked" "$bin/shakectl" | awk '/=> \// { print $3 }' | sort -u | while read -r lib; do
+    [ -e "$sysroot$lib" ] || { mkdir -p "$sysroot$(dirname "$lib")" && cp -L "$lib" "$sysroot$lib"; }
+  done
+  mkdir -p "$sysroot/usr/local/lib/shaked-vm/traces" "$sysroot/etc/systemd/system/multi-user.target.wants" \
+    "$sysroot/etc/systemd/system/sockets.target.wants"
+  cp "$cache/bin/uhid-accel" "$root/scripts/vm/systemd-test.sh" "$sysroot/usr/local/lib/shaked-vm/"
+  cp "$traces/shakes3.csv" "$sysroot/usr/local/lib/shaked-vm/traces/"
+  cat >"$sysroot/etc/systemd/system/shaked-vmtest.service" <<'UNIT'
+[Unit]
+Description=shaked VM test
+After=multi-user.target shaked.socket systemd-udevd.service
+[Service]
+Type=oneshot
+ExecStart=/usr/local/lib/shaked-vm/systemd-test.sh
+[Install]
+WantedBy=multi-user.target
+UNIT
+  ln -sf ../shaked-vmtest.service "$sysroot/etc/systemd/system/multi-user.target.wants/"
+  ln -sf /usr/local/lib/systemd/system/shaked.socket "$sysroot/etc/systemd/system/sockets.target.wants/"
+  for unit in serial-getty@ttyS0.service getty@tty1.service; do ln -sf /dev/null "$sysroot/etc/systemd/system/$unit"; done
+  ln -sf /lib/systemd/systemd "$sysroot/init"
+  echo shaked-vm >"$sysroot/etc/hostname"
+  (cd "$sysroot" && find . | cpio -o -H newc --quiet >"$cache/systemd.cpio")
+  echo "vm: booting the systemd image ($(($(stat -c %s "$cache/systemd.cpio") / 1048576)) MiB)"
+  boot "$cache/systemd.cpio" 3072 "systemd.show_status=0"
+fi
+booted=$(date +%s)
+[ -n "${VM_KEEP_LOG:-}" ] && cp "$log" "$VM_KEEP_LOG"
+echo "vm: guests ran for $((booted - prepared)) s"
+rm -rf "$cache/delivered" && mkdir -p "$cache/delivered"
+python3 "$root/scripts/vm/check.py" --log "$log" --traces "$traces" --shakectl "$bin/shakectl" --scenarios "$scenarios" \
+  --delivered "$cache/delivered" --wall "$((booted - started))"
