@@ -26,6 +26,9 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
     ],
     targets: [
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
@@ -42,7 +45,8 @@ let package = Package(
         .target(
             name: "ShakeServer",
             dependencies: [
-                "ShakeDetection", "ShakeProtocol", "SystemdSupport",
+                "ShakeDetection", "ShakeProtocol",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -54,6 +58,7 @@ let package = Package(
             name: "ShakeClient",
             dependencies: [
                 "ShakeDetection", "ShakeProtocol",
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -142,15 +147,32 @@ let package = Package(
             dependencies: ["CLibIIO", "ShakeDetection", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
-        // The daemon.
-        .executableTarget(
-            name: "shaked",
+        // The daemon: the sources, the detector and the server wired together, with systemd; its pure decisions
+        // (capture on/off, what a reload changes) as state machines.
+        .target(
+            name: "ShakeDaemon",
             dependencies: [
                 "IIOSensor", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
                 "SystemdSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The daemon's command: options, their precedence over the configuration file, building the daemon.
+        .executableTarget(
+            name: "shaked",
+            dependencies: [
+                "ShakeDaemon", "IIOSensor", "ShakeDetection", "ShakeConfig", "ShakeProtocol", "ShakeServer", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeDaemonTests",
+            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection"],
             swiftSettings: strictSettings
         ),
         .testTarget(

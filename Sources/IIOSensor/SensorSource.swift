@@ -150,8 +150,10 @@ public final class SensorSource {
                     accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic,
                     paced: configuration.pacedReads)
             } catch {
-                let fallback = accelerometer.hasRawAttributes ? "; polling instead" : ""
-                logger.warning("cannot start the buffer of \(accelerometer.id) (\(error))\(fallback)")
+                logger.warning(
+                    accelerometer.hasRawAttributes
+                        ? "cannot start the buffer; polling instead" : "cannot start the buffer",
+                    metadata: ["device": "\(accelerometer.id)", "error": "\(error)"])
             }
         }
         if driver == nil, accelerometer.hasRawAttributes {
@@ -160,7 +162,8 @@ public final class SensorSource {
         }
         guard var driver else {
             logger.error(
-                "cannot read \(accelerometer.displayName): its buffer cannot be started and it has no _raw attributes")
+                "cannot read the sensor: its buffer cannot be started and it has no _raw attributes",
+                metadata: ["sensor": "\(accelerometer.displayName)"])
             return waitForChange(from: fingerprint, wakeup: wakeup) ? .stopped : .restart("the sensor cannot be read")
         }
         logger.info("capturing from \(accelerometer.id): \(driver.summary)")
@@ -207,14 +210,19 @@ public final class SensorSource {
                         }
                     } else if !silentNoticed {
                         logger.warning(
-                            "\(accelerometer.displayName) has delivered no data for \(SamplingFrequency.format(seconds.rounded())) s; still waiting"
-                        )
+                            "the sensor has delivered no data; still waiting",
+                            metadata: [
+                                "sensor": "\(accelerometer.displayName)",
+                                "seconds": "\(SamplingFrequency.format(seconds.rounded()))",
+                            ])
                         silentNoticed = true
                     }
                     continue
                 case .failed(let error):
                     driver.stop()
-                    logger.error("\(accelerometer.displayName) failed or vanished (\(error)); waiting for a sensor")
+                    logger.error(
+                        "the sensor failed or vanished; waiting for a sensor",
+                        metadata: ["sensor": "\(accelerometer.displayName)", "error": "\(error)"])
                     return .broke("the sensor failed or vanished", delivered: delivered)
                 }
             }
@@ -228,7 +236,7 @@ public final class SensorSource {
                 delivered = true
                 if !receiving {
                     receiving = true
-                    logger.info("receiving samples from \(accelerometer.id)")
+                    logger.info("receiving samples", metadata: ["device": "\(accelerometer.id)"])
                 }
                 silentNoticed = false
                 for sample in samples {
@@ -242,7 +250,8 @@ public final class SensorSource {
     private func devicesChanged(_ fingerprint: String, using accelerometer: Accelerometer) -> CaptureOutcome? {
         let present = Set(fingerprint.split(separator: " ").map(String.init))
         if !present.contains(accelerometer.id) {
-            logger.error("\(accelerometer.displayName) vanished; waiting for it to return")
+            logger.error(
+                "the sensor vanished; waiting for it to return", metadata: ["sensor": "\(accelerometer.displayName)"])
             return .broke("the sensor vanished", delivered: true)
         }
         // Something else appeared or vanished: would the choice now be another sensor?
@@ -251,7 +260,9 @@ public final class SensorSource {
         guard let choice = DeviceSelection.choose(from: accelerometers, request: configuration.request),
             choice.accelerometer.id != accelerometer.id
         else { return nil }
-        logger.notice("\(choice.accelerometer.displayName) appeared (\(choice.reason)); switching to it")
+        logger.notice(
+            "another sensor appeared; switching to it",
+            metadata: ["sensor": "\(choice.accelerometer.displayName)", "reason": "\(choice.reason)"])
         return .restart("switching to another sensor")
     }
 
@@ -271,15 +282,22 @@ public final class SensorSource {
             try context.write(device: accelerometer.id, attribute: attribute, value: SamplingFrequency.format(rate))
         } catch {
             logger.warning(
-                "cannot set \(attribute) of \(accelerometer.id) to \(SamplingFrequency.format(rate)) Hz (\(error))")
+                "cannot set the sampling rate",
+                metadata: [
+                    "device": "\(accelerometer.id)", "attribute": "\(attribute)",
+                    "rate": "\(SamplingFrequency.format(rate)) Hz", "error": "\(error)",
+                ])
         }
         if let text = try? context.read(device: accelerometer.id, attribute: attribute), let actual = Double(text),
             actual.isFinite, actual > 0
         {
             if actual != rate {
                 logger.warning(
-                    "\(accelerometer.id) runs at \(SamplingFrequency.format(actual)) Hz, not the \(SamplingFrequency.format(rate)) Hz asked for"
-                )
+                    "the sensor runs at another rate than asked for",
+                    metadata: [
+                        "device": "\(accelerometer.id)", "rate": "\(SamplingFrequency.format(actual)) Hz",
+                        "asked": "\(SamplingFrequency.format(rate)) Hz",
+                    ])
             }
             return actual
         }

@@ -52,7 +52,7 @@ extension ShakeClient {
 
     private func deliverUpdates(
         phases: Set<ShakeEvent.Phase>, since: Int?, reconnect: Bool,
-        to continuation: AsyncThrowingStream<Update, any Error>.Continuation
+        to continuation: Feed<Update>
     ) async {
         var lastSeq = since
         var lastRun: String?
@@ -76,23 +76,25 @@ extension ShakeClient {
                     // everything after what this one saw.
                     if lastSeq == nil { lastSeq = connection.hello.seq }
                     var held: [ServerMessage.Notification] = []
-                    if !replaying { continuation.yield(.connected(hello: connection.hello, replayComplete: true)) }
-                    func deliver(_ notification: ServerMessage.Notification) {
+                    if !replaying {
+                        await continuation.yield(.connected(hello: connection.hello, replayComplete: true))
+                    }
+                    func deliver(_ notification: ServerMessage.Notification) async {
                         guard notification.seq > (lastSeq ?? 0) else { return }
                         lastSeq = notification.seq
-                        continuation.yield(.shake(notification))
+                        await continuation.yield(.shake(notification))
                     }
                     for try await message in connection.messages {
                         switch message {
                         case .shake(let notification):
-                            if replaying { held.append(notification) } else { deliver(notification) }
+                            if replaying { held.append(notification) } else { await deliver(notification) }
                         case .replayed(_, _, let complete) where replaying:
                             replaying = false
-                            continuation.yield(.connected(hello: connection.hello, replayComplete: complete))
-                            for notification in held.sorted(by: { $0.seq < $1.seq }) { deliver(notification) }
+                            await continuation.yield(.connected(hello: connection.hello, replayComplete: complete))
+                            for notification in held.sorted(by: { $0.seq < $1.seq }) { await deliver(notification) }
                             held.removeAll()
                         case .dropped(let count):
-                            continuation.yield(.dropped(count))
+                            await continuation.yield(.dropped(count))
                         case .error(let code, let message) where code == "forbidden":
                             throw ClientError.refused(code: code, message: message)
                         default:
@@ -107,7 +109,7 @@ extension ShakeClient {
                 // the socket is still open.
                 await connection.closeAndWait()
                 guard reconnect else { break }
-                continuation.yield(.disconnected)
+                await continuation.yield(.disconnected)
             } catch let error as ClientError {
                 // Too many clients is worth waiting out (the protocol says so); any other refusal is final.
                 if case .refused(let code, _) = error, code != "too_many_clients" {
@@ -134,19 +136,15 @@ extension ShakeClient {
     public func events(
         phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true
     ) -> AsyncThrowingStream<ServerMessage.Notification, any Error> {
-        let updates = updates(phases: phases, since: since, reconnect: reconnect)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await update in updates {
-                        if case .shake(let notification) = update { continuation.yield(notification) }
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
+        Self.stream { continuation in
+            do {
+                for try await update in updates(phases: phases, since: since, reconnect: reconnect) {
+                    if case .shake(let notification) = update { await continuation.yield(notification) }
                 }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
             }
-            continuation.onTermination = { _ in task.cancel() }
         }
     }
 }

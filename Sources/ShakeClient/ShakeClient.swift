@@ -1,3 +1,4 @@
+import AsyncAlgorithms
 import Foundation
 public import ShakeDetection
 public import ShakeProtocol
@@ -88,14 +89,14 @@ public struct ShakeClient: Sendable {
             isolation: isolation, producer: { continuation in await deliverSamples(to: continuation) }, body)
     }
 
-    private func deliverSamples(to continuation: AsyncThrowingStream<Sample, any Error>.Continuation) async {
+    private func deliverSamples(to continuation: Feed<Sample>) async {
         do {
             try await withConnection { connection in
                 try await connection.send(.subscribe(phases: [.ended]))
                 try await connection.send(.samples)
                 for try await message in connection.messages {
                     switch message {
-                    case .sample(let sample): continuation.yield(sample)
+                    case .sample(let sample): await continuation.yield(sample)
                     case .error(let code, let message): throw ClientError.refused(code: code, message: message)
                     default: continue
                     }
@@ -107,28 +108,67 @@ public struct ShakeClient: Sendable {
         }
     }
 
+    /// Hands a producer's elements to the consumer one at a time: `yield` returns once the consumer has taken the
+    /// element (or stopped), so a consumer that does not ask holds the producer up, and with it the reading of
+    /// the socket — nothing piles up in between.
+    struct Feed<Element: Sendable>: Sendable {
+        let channel = AsyncThrowingChannel<Element, any Error>()
+
+        func yield(_ element: Element) async {
+            await channel.send(element)
+        }
+
+        func finish() {
+            channel.finish()
+        }
+
+        func finish(throwing error: any Error) {
+            channel.fail(error)
+        }
+
+        /// The consumer's side; `keepAlive` lives as long as the stream.
+        func stream(keepAlive: (any Sendable)? = nil) -> AsyncThrowingStream<Element, any Error> {
+            let channel = self.channel
+            return AsyncThrowingStream {
+                _ = keepAlive
+                var iterator = channel.makeAsyncIterator()
+                return try await iterator.next()
+            }
+        }
+    }
+
+    /// Cancels the producer once the stream it feeds is gone, whether consumed to the end or dropped halfway.
+    private final class ProducerTask: Sendable {
+        let task: Task<Void, Never>
+
+        init(_ task: Task<Void, Never>) {
+            self.task = task
+        }
+
+        deinit { task.cancel() }
+    }
+
     /// A stream fed by `producer` in a task of its own, which is cancelled when the consumer stops.
     static func stream<Element: Sendable>(
-        _ producer: @escaping @Sendable (AsyncThrowingStream<Element, any Error>.Continuation) async -> Void
+        _ producer: @escaping @Sendable (Feed<Element>) async -> Void
     ) -> AsyncThrowingStream<Element, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task { await producer(continuation) }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        let feed = Feed<Element>()
+        let task = ProducerTask(Task { await producer(feed) })
+        return feed.stream(keepAlive: task)
     }
 
     /// Runs `body` with a stream fed by `producer` in a child task, which is cancelled and awaited once `body`
     /// returns or throws: whatever the producer opened is closed by then.
     static func withStream<Element: Sendable, Result>(
         isolation: isolated (any Actor)?,
-        producer: @escaping @Sendable (AsyncThrowingStream<Element, any Error>.Continuation) async -> Void,
+        producer: @escaping @Sendable (Feed<Element>) async -> Void,
         _ body: (AsyncThrowingStream<Element, any Error>) async throws -> Result
     ) async throws -> Result {
-        let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream()
+        let feed = Feed<Element>()
         return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
-            group.addTask { await producer(continuation) }
+            group.addTask { await producer(feed) }
             // On a throw the group cancels and awaits the producer itself; on a return it would only await it.
-            let result = try await body(stream)
+            let result = try await body(feed.stream())
             group.cancelAll()
             return result
         }

@@ -8,20 +8,29 @@ public import ShakeProtocol
 public final class ShakeConnection: Sendable {
     /// The daemon's greeting.
     public let hello: ServerMessage.Hello
-    /// Everything the daemon sends after `hello`, in order; finishes when the connection closes.
+    /// Everything the daemon sends after `hello`, in order; finishes when the connection closes. Read as the
+    /// consumer asks: while it does not, the connection stops reading its socket (past ``backPressure``), so
+    /// the daemon's queue for this client fills and it drops events and samples, reported by `dropped`.
     public let messages: AsyncThrowingStream<ServerMessage, any Error>
     private let channel: any Channel
+    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
 
-    private init(
-        hello: ServerMessage.Hello, messages: AsyncThrowingStream<ServerMessage, any Error>, channel: any Channel
-    ) {
+    private init(hello: ServerMessage.Hello, reader: MessageReader, channel: NIOAsyncChannel<Frame, ByteBuffer>) {
         self.hello = hello
-        self.messages = messages
-        self.channel = channel
+        messages = AsyncThrowingStream { try await reader.next() }
+        self.channel = channel.channel
+        outbound = channel.outbound
     }
+
+    typealias Frame = LineFrameDecoder.Frame
 
     /// The longest line accepted from the daemon.
     static let maxLineLength = 1 << 20
+
+    /// Lines read from the socket and not yet taken by the consumer: past the high mark the connection stops
+    /// reading, below the low one it reads again.
+    static let backPressure = NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(
+        lowWatermark: 16, highWatermark: 64)
 
     /// Runs `body` with a path to the socket that NIO can hold: its socket addresses take 103 bytes, Linux's
     /// 107. A longer path is reached through its folder, opened for the moment of connecting, as
@@ -36,46 +45,49 @@ public final class ShakeConnection: Sendable {
     }
 
     static func open(path: String) async throws -> ShakeConnection {
-        let (stream, continuation) = AsyncThrowingStream<ServerMessage, any Error>.makeStream()
-        let channel: any Channel
+        let channel: NIOAsyncChannel<Frame, ByteBuffer>
         do {
             channel = try await withReachablePath(path) { reachable in
                 try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                    .channelInitializer { channel in
+                    .connect(unixDomainSocketPath: reachable) { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
                                 ByteToMessageHandler(LineFrameDecoder(maxLength: maxLineLength)))
-                            try channel.pipeline.syncOperations.addHandler(MessageHandler(continuation: continuation))
+                            return try NIOAsyncChannel<Frame, ByteBuffer>(
+                                wrappingChannelSynchronously: channel,
+                                configuration: .init(backPressureStrategy: backPressure))
                         }
                     }
-                    .connect(unixDomainSocketPath: reachable).get()
             }
         } catch {
-            continuation.finish()
             throw ClientError.cannotConnect(path: path, reason: Self.describe(error))
         }
-        var iterator = stream.makeAsyncIterator()
-        guard let first = try await iterator.next() else {
-            await close(channel)
+        let reader = MessageReader(channel.inbound)
+        let first: ServerMessage?
+        do {
+            first = try await reader.next()
+        } catch {
+            await close(channel.channel)
+            throw error
+        }
+        guard let first else {
+            await close(channel.channel)
             throw ClientError.closed
         }
         switch first {
         case .hello(let hello):
             guard hello.protocolVersion == ServerMessage.protocolVersion else {
-                await close(channel)
+                await close(channel.channel)
                 throw ClientError.protocolMismatch(
                     "the daemon speaks protocol \(hello.protocolVersion), this client \(ServerMessage.protocolVersion)")
             }
-            // The rest of the stream continues where the iterator stopped.
-            let rest = AsyncThrowingStream<ServerMessage, any Error> {
-                try await iterator.next()
-            }
-            return ShakeConnection(hello: hello, messages: rest, channel: channel)
+            // The rest of the stream continues where the reader stopped.
+            return ShakeConnection(hello: hello, reader: reader, channel: channel)
         case .error(let code, let message):
-            await close(channel)
+            await close(channel.channel)
             throw ClientError.refused(code: code, message: message)
         default:
-            await close(channel)
+            await close(channel.channel)
             throw ClientError.protocolMismatch("the daemon did not start with hello")
         }
     }
@@ -100,14 +112,14 @@ public final class ShakeConnection: Sendable {
         var buffer = channel.allocator.buffer(capacity: 64)
         buffer.writeString(request.line)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        try await channel.writeAndFlush(buffer)
+        try await outbound.write(buffer)
     }
 
     /// Sends raw bytes (for tests of the daemon's error handling).
     public func send(raw text: String) async throws {
         var buffer = channel.allocator.buffer(capacity: text.utf8.count)
         buffer.writeString(text)
-        try await channel.writeAndFlush(buffer)
+        try await outbound.write(buffer)
     }
 
     /// Starts closing the connection and returns at once.
@@ -122,30 +134,24 @@ public final class ShakeConnection: Sendable {
     }
 }
 
-private final class MessageHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = LineFrameDecoder.Frame
+/// Reads the daemon's lines one at a time, as they are asked for, and parses them; a line this client cannot
+/// decode (a newer daemon's message) is skipped, not fatal.
+///
+/// `@unchecked Sendable`: its iterator is only ever used by one reader at a time — `open`, before the connection
+/// exists, then the `messages` stream, which awaits one `next()` at a time (an `AsyncThrowingStream` has a single
+/// consumer).
+private final class MessageReader: @unchecked Sendable {
+    private var iterator: NIOAsyncChannelInboundStream<LineFrameDecoder.Frame>.AsyncIterator
 
-    let continuation: AsyncThrowingStream<ServerMessage, any Error>.Continuation
-
-    init(continuation: AsyncThrowingStream<ServerMessage, any Error>.Continuation) {
-        self.continuation = continuation
+    init(_ inbound: NIOAsyncChannelInboundStream<LineFrameDecoder.Frame>) {
+        iterator = inbound.makeAsyncIterator()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .line(let line) = unwrapInboundIn(data) else { return }
-        // A line this client cannot decode (a newer daemon's message) is skipped, not fatal.
-        if let message = try? ServerMessage.parse(line.readableBytesView) {
-            continuation.yield(message)
+    func next() async throws -> ServerMessage? {
+        while let frame = try await iterator.next() {
+            guard case .line(let line) = frame else { continue }
+            if let message = try? ServerMessage.parse(line.readableBytesView) { return message }
         }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        continuation.finish()
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        continuation.finish(throwing: error)
-        context.close(promise: nil)
+        return nil
     }
 }

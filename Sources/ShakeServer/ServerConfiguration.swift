@@ -28,6 +28,21 @@ public struct AccessPolicy: Sendable, Hashable {
     public var simulate = PeerRule.rootOnly
 
     public init() {}
+
+    /// What a connected peer loses under this policy.
+    public enum Revocation: Sendable, Equatable {
+        /// It may no longer subscribe: it is told and disconnected.
+        case disconnect
+        /// It may no longer stream samples: its stream stops, the connection stays.
+        case stopSamples
+    }
+
+    /// What a connected peer (streaming samples or not) loses under this policy; nil: nothing.
+    public func revocation(for peer: PeerCredentials, wantsSamples: Bool) -> Revocation? {
+        if !subscribe.allows(peer) { return .disconnect }
+        if wantsSamples && !samples.allows(peer) { return .stopSamples }
+        return nil
+    }
 }
 
 /// A set of peers: everyone, or the listed users and groups. Root is always allowed.

@@ -14,8 +14,9 @@ import Synchronization
 /// JSON line (protocol v1, `docs/protocol.md`), answers their requests, and keeps subscribers from holding each
 /// other up.
 ///
-/// All of its state lives on one event loop; the methods that publish are safe to call from any thread.
-public final class ShakeServer: @unchecked Sendable {
+/// All of its state lives on one event loop, in a `NIOLoopBoundBox` that checks every access is made there; the
+/// public methods are safe to call from any thread.
+public final class ShakeServer: Sendable {
     /// What the daemon provides to the server.
     public struct Hooks: Sendable {
         /// The daemon's state for `hello` and `status`.
@@ -58,8 +59,20 @@ public final class ShakeServer: @unchecked Sendable {
         case descriptor(Int32)
     }
 
-    /// The configuration in force; ``update(_:)`` changes it. Read on the event loop only.
-    public private(set) var configuration: ServerConfiguration
+    /// Where the server is in its life: ``start(_:)`` and ``shutdown()`` move it on, once each.
+    public enum Lifecycle: Sendable, Equatable {
+        case notStarted, starting, running, shuttingDown, stopped
+    }
+
+    /// ``start(_:)`` on a server that is not new.
+    public struct AlreadyStarted: Error, Equatable {
+        public var lifecycle: Lifecycle
+
+        public init(lifecycle: Lifecycle) {
+            self.lifecycle = lifecycle
+        }
+    }
+
     let logger: Logger
     let hooks: Hooks
     let group: MultiThreadedEventLoopGroup
@@ -71,18 +84,76 @@ public final class ShakeServer: @unchecked Sendable {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }()
 
-    // State confined to `eventLoop`.
-    private var listener: (any Channel)?
-    private var clients: [ObjectIdentifier: Client] = [:]
-    private var seq = 0
-    private var ring: [(seq: Int, phase: ShakeEvent.Phase, line: ByteBuffer)] = []
-    private var ringStart = 0
-    private var counters = ServerCounters()
-    private var socketFile: String?
-    /// The most clients connected at once since they were last all gone.
-    private var peakClients = 0
-    /// Numbers events in the order they are handed to the event loop, whichever thread publishes them.
-    private let publishing = Mutex(0)
+    /// State confined to `eventLoop`.
+    private struct LoopState {
+        /// The configuration in force; ``update(_:)`` changes it.
+        var configuration: ServerConfiguration
+        var listener: (any Channel)?
+        var clients: [ObjectIdentifier: Client] = [:]
+        var seq = 0
+        var ring: ReplayRing<ByteBuffer>
+        var counters = ServerCounters()
+        var socketFile: String?
+        /// The most clients connected at once since they were last all gone.
+        var peakClients = 0
+    }
+
+    private let loop: NIOLoopBoundBox<LoopState>
+
+    /// What any thread may touch, under a lock: the lifecycle, and the seq numbers events get in the order they
+    /// are handed to the event loop, whichever thread publishes them. Work is handed to the loop under this lock
+    /// and only before ``Lifecycle/stopped``, so nothing reaches a loop that has shut down.
+    private struct Outside {
+        var seq = 0
+        var lifecycle = Lifecycle.notStarted
+    }
+
+    private let outside = Mutex(Outside())
+
+    /// Where the server is in its life.
+    public var lifecycle: Lifecycle { outside.withLock { $0.lifecycle } }
+
+    /// Runs `work` on the event loop unless the server has stopped.
+    private func onLoop(_ work: @escaping @Sendable () -> Void) {
+        outside.withLock { state in
+            guard state.lifecycle != .stopped else { return }
+            eventLoop.execute(work)
+        }
+    }
+
+    // The loop state's parts, by name (each access checked to be on the loop).
+    private var configuration: ServerConfiguration {
+        get { loop.value.configuration }
+        _modify { yield &loop.value.configuration }
+    }
+    private var listener: (any Channel)? {
+        get { loop.value.listener }
+        _modify { yield &loop.value.listener }
+    }
+    private var clients: [ObjectIdentifier: Client] {
+        get { loop.value.clients }
+        _modify { yield &loop.value.clients }
+    }
+    private var seq: Int {
+        get { loop.value.seq }
+        _modify { yield &loop.value.seq }
+    }
+    private var ring: ReplayRing<ByteBuffer> {
+        get { loop.value.ring }
+        _modify { yield &loop.value.ring }
+    }
+    private var counters: ServerCounters {
+        get { loop.value.counters }
+        _modify { yield &loop.value.counters }
+    }
+    private var socketFile: String? {
+        get { loop.value.socketFile }
+        _modify { yield &loop.value.socketFile }
+    }
+    private var peakClients: Int {
+        get { loop.value.peakClients }
+        _modify { yield &loop.value.peakClients }
+    }
 
     struct ServerCounters {
         var connections = 0
@@ -94,24 +165,40 @@ public final class ShakeServer: @unchecked Sendable {
     }
 
     public init(configuration: ServerConfiguration = ServerConfiguration(), hooks: Hooks, logger: Logger) {
-        self.configuration = configuration
         self.hooks = hooks
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         eventLoop = group.next()
+        loop = .makeBoxSendingValue(
+            LoopState(configuration: configuration, ring: ReplayRing(capacity: configuration.replayCapacity)),
+            eventLoop: eventLoop)
     }
 
     /// Starts listening.
-    /// - Throws: ``SocketFile/Unavailable`` when the path is taken by a live daemon or is not a socket, or the
-    ///   error of binding.
+    /// - Throws: ``AlreadyStarted`` when called a second time; ``SocketFile/Unavailable`` when the path is taken by
+    ///   a live daemon or is not a socket, or the error of binding (the server can then be started again).
     public func start(_ listener: Listener) async throws {
+        try outside.withLock { (state: inout Outside) throws(AlreadyStarted) in
+            guard state.lifecycle == .notStarted else { throw AlreadyStarted(lifecycle: state.lifecycle) }
+            state.lifecycle = .starting
+        }
+        do {
+            try await listen(listener)
+            outside.withLock { if $0.lifecycle == .starting { $0.lifecycle = .running } }
+        } catch {
+            outside.withLock { if $0.lifecycle == .starting { $0.lifecycle = .notStarted } }
+            throw error
+        }
+    }
+
+    private func listen(_ listener: Listener) async throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 16 * 1024, high: 64 * 1024))
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineFrameDecoder(maxLength: configuration.maxLineLength)))
+                        ByteToMessageHandler(LineFrameDecoder(maxLength: self.configuration.maxLineLength)))
                     try channel.pipeline.syncOperations.addHandler(ClientHandler(server: self))
                 }
             }
@@ -134,8 +221,14 @@ public final class ShakeServer: @unchecked Sendable {
         try await eventLoop.submit { self.listener = channel }.get()
     }
 
-    /// Stops: closes the listening socket, flushes what each client is owed, then closes every connection.
+    /// Stops: closes the listening socket, flushes what each client is owed, then closes every connection. Once:
+    /// a second call, or one while a shutdown is under way, returns at once.
     public func shutdown() async {
+        let previous = outside.withLock { state in
+            defer { if state.lifecycle != .stopped { state.lifecycle = .shuttingDown } }
+            return state.lifecycle
+        }
+        guard previous != .shuttingDown && previous != .stopped else { return }
         let closing: EventLoopFuture<Void> = eventLoop.flatSubmit {
             let listenerClosed = self.listener?.close() ?? self.eventLoop.makeSucceededVoidFuture()
             let clientsClosed = self.clients.values.map { $0.flushAndClose() }
@@ -145,6 +238,7 @@ public final class ShakeServer: @unchecked Sendable {
         if let path = try? await eventLoop.submit({ self.socketFile }).get() {
             unlink(path)
         }
+        outside.withLock { $0.lifecycle = .stopped }
         try? await group.shutdownGracefully()
     }
 
@@ -152,9 +246,10 @@ public final class ShakeServer: @unchecked Sendable {
     /// - Returns: the event's seq.
     @discardableResult
     public func publish(_ event: ShakeEvent, simulated: Bool = false, at date: Date = Date()) -> Int {
-        publishing.withLock { seq in
-            seq += 1
-            let number = seq
+        outside.withLock { state in
+            guard state.lifecycle != .stopped else { return state.seq }
+            state.seq += 1
+            let number = state.seq
             eventLoop.execute { self.broadcast(event, seq: number, simulated: simulated, date: date) }
             return number
         }
@@ -169,21 +264,21 @@ public final class ShakeServer: @unchecked Sendable {
 
     /// Sends a raw sample to the clients that asked for samples.
     public func publish(sample: Sample) {
-        eventLoop.execute {
+        onLoop {
             guard self.clients.values.contains(where: \.wantsSamples) else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
+            let limits = self.clientLimits
             for client in self.clients.values where client.wantsSamples {
-                client.send(buffer)
+                self.send(client, buffer, limits: limits)
             }
         }
     }
 
     /// Runs `task` on the server's event loop every `interval` until shutdown. A loop that hangs stops running
     /// it, which is what the systemd watchdog's keep-alive needs.
-    public func repeatOnEventLoop(every interval: Duration, _ task: @escaping @Sendable () -> Void) {
-        let (seconds, attoseconds) = interval.components
-        let amount = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: amount) { _ in task() }
+    @discardableResult
+    public func repeatOnEventLoop(every interval: Duration, _ task: @escaping @Sendable () -> Void) -> RepeatedTask {
+        eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: TimeAmount(interval)) { _ in task() }
     }
 
     /// The number of connected clients (for tests and status).
@@ -210,42 +305,36 @@ public final class ShakeServer: @unchecked Sendable {
         let notification = ServerMessage.Notification(
             event: event, seq: seq, timestamp: Timestamp.rfc3339(date), simulated: simulated)
         let line = buffer(ServerMessage.shake(notification).line)
-        if ring.count < configuration.replayCapacity {
-            ring.append((seq, event.phase, line))
-        } else {
-            ring[ringStart] = (seq, event.phase, line)
-            ringStart = (ringStart + 1) % ring.count
-        }
+        ring.append(seq: seq, phase: event.phase, line: line)
+        // One line for everyone: serialized once, its bytes shared by every client's socket.
+        let limits = clientLimits
         for client in clients.values where client.isSubscriber && client.phases.contains(event.phase) {
-            client.send(line)
+            send(client, line, limits: limits)
         }
-    }
-
-    /// The ring's events, oldest first; `capacity` is the one the ring was filled under.
-    private func orderedRing(capacity: Int) -> [(seq: Int, phase: ShakeEvent.Phase, line: ByteBuffer)] {
-        ring.count < capacity ? ring : Array(ring[ringStart...] + ring[..<ringStart])
     }
 
     private func apply(_ new: ServerConfiguration) {
         let old = configuration
         configuration = new
-        if new.replayCapacity != old.replayCapacity {
-            ring = Array(orderedRing(capacity: old.replayCapacity).suffix(new.replayCapacity))
-            ringStart = 0
-        }
+        ring.resize(to: new.replayCapacity)
         guard new.access != old.access else { return }
         for client in clients.values {
             guard let peer = client.peer else { continue }
-            if !new.access.subscribe.allows(peer) {
+            switch new.access.revocation(for: peer, wantsSamples: client.wantsSamples) {
+            case .disconnect:
                 logger.notice("disconnected a client no longer allowed to subscribe", metadata: peer.metadata)
-                client.reply(
+                reply(
+                    client,
                     buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to subscribe").line))
                 _ = client.flushAndClose()
-            } else if client.wantsSamples, !new.access.samples.allows(peer) {
+            case .stopSamples:
                 logger.notice("stopped a sample stream no longer allowed", metadata: peer.metadata)
                 client.wantsSamples = false
-                client.reply(
+                reply(
+                    client,
                     buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to stream samples").line))
+            case nil:
+                break
             }
         }
         listenersChanged()
@@ -258,7 +347,8 @@ public final class ShakeServer: @unchecked Sendable {
             logger.warning(
                 "refused a client: too many clients",
                 metadata: client.logMetadata.merging(["limit": "\(configuration.maxClients)"]) { $1 })
-            client.reply(
+            reply(
+                client,
                 buffer(
                     ServerMessage.error(
                         code: "too_many_clients",
@@ -270,14 +360,15 @@ public final class ShakeServer: @unchecked Sendable {
         if let peer = client.peer, !configuration.access.subscribe.allows(peer) {
             counters.refused += 1
             logger.warning("refused a client: not allowed to subscribe", metadata: peer.metadata)
-            client.reply(buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
+            reply(client, buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
             _ = client.flushAndClose()
             return
         }
         clients[ObjectIdentifier(client)] = client
         peakClients = max(peakClients, clients.count)
         let status = hooks.status()
-        client.reply(
+        reply(
+            client,
             buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
         listenersChanged()
     }
@@ -330,7 +421,8 @@ public final class ShakeServer: @unchecked Sendable {
             var metadata = client.logMetadata
             metadata["request"] = "\(request.name)"
             logger.warning("refused a request", metadata: metadata)
-            client.reply(
+            reply(
+                client,
                 buffer(
                     ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line
                 ))
@@ -350,30 +442,26 @@ public final class ShakeServer: @unchecked Sendable {
                 sensor: status.sensor, subscribers: clients.values.filter(\.isSubscriber).count,
                 shaking: status.shaking,
                 seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
-            client.reply(buffer(ServerMessage.status(message).line))
+            reply(client, buffer(ServerMessage.status(message).line))
         case .subscribe(let phases):
             client.phases = phases.isEmpty ? Set(ShakeEvent.Phase.allCases) : phases
             client.isSubscriber = true
-            client.reply(buffer(ServerMessage.ok(request: "subscribe").line))
+            reply(client, buffer(ServerMessage.ok(request: "subscribe").line))
             listenersChanged()
         case .replay(let since):
-            let ordered = orderedRing(capacity: configuration.replayCapacity)
-            let oldest = ordered.first?.seq ?? (seq + 1)
-            var count = 0
-            for entry in ordered where entry.seq > since && client.phases.contains(entry.phase) {
-                client.reply(entry.line)
-                count += 1
-            }
-            let complete = since >= seq || since + 1 >= oldest
-            client.reply(buffer(ServerMessage.replayed(since: since, count: count, complete: complete).line))
+            let replay = ring.replay(since: since, latest: seq, phases: client.phases)
+            for line in replay.lines { reply(client, line) }
+            reply(
+                client,
+                buffer(ServerMessage.replayed(since: since, count: replay.lines.count, complete: replay.complete).line))
         case .samples:
             client.wantsSamples = true
-            client.reply(buffer(ServerMessage.ok(request: "samples").line))
+            reply(client, buffer(ServerMessage.ok(request: "samples").line))
             listenersChanged()
         case .simulate:
             logger.info("simulating a shake", metadata: client.peer?.metadata ?? [:])
             hooks.simulate()
-            client.reply(buffer(ServerMessage.ok(request: "simulate").line))
+            reply(client, buffer(ServerMessage.ok(request: "simulate").line))
         }
     }
 
@@ -389,11 +477,12 @@ public final class ShakeServer: @unchecked Sendable {
     private func reject(_ client: Client, _ error: RequestError) {
         counters.badLines += 1
         client.badLines += 1
-        client.reply(buffer(ServerMessage.error(code: error.code, message: error.message).line))
+        reply(client, buffer(ServerMessage.error(code: error.code, message: error.message).line))
         if client.badLines >= configuration.maxBadLines {
             logger.warning(
                 "disconnected a client that kept sending bad lines", metadata: client.logMetadata)
-            client.reply(
+            reply(
+                client,
                 buffer(
                     ServerMessage.error(
                         code: "too_many_errors", message: "disconnected after \(configuration.maxBadLines) bad lines"
@@ -402,20 +491,39 @@ public final class ShakeServer: @unchecked Sendable {
         }
     }
 
-    func dropped(_ count: Int, by client: Client) {
-        counters.dropped += count
-        if client.droppedTotal > configuration.dropLimit {
+    /// What a client's queue may hold (the configuration's limits; a full replay always fits among the answers).
+    private var clientLimits: OutboundQueue<ByteBuffer>.Limits {
+        OutboundQueue.Limits(
+            queueLimit: configuration.queueLimit, dropLimit: configuration.dropLimit,
+            answerLimit: max(4 * configuration.queueLimit, configuration.replayCapacity + 16))
+    }
+
+    private func send(_ client: Client, _ buffer: ByteBuffer, limits: OutboundQueue<ByteBuffer>.Limits) {
+        account(client.send(buffer, limits: limits), for: client)
+    }
+
+    private func reply(_ client: Client, _ buffer: ByteBuffer) {
+        account(client.reply(buffer, limits: clientLimits), for: client)
+    }
+
+    /// Counts and logs what a client's queue decided.
+    private func account(_ delivery: Client.Delivery, for client: Client) {
+        switch delivery {
+        case .delivered:
+            break
+        case .droppedOldest:
+            counters.dropped += 1
+        case .cutOff(let reason):
             counters.disconnectedSlow += 1
-            logger.warning(
-                "disconnected a client that does not read",
-                metadata: client.logMetadata.merging(["dropped": "\(client.droppedTotal)"]) { $1 })
-            client.cutOff(
-                with: buffer(
-                    ServerMessage.error(
-                        code: "too_slow",
-                        message:
-                            "disconnected: \(client.droppedTotal) messages dropped because this client did not read"
-                    ).line))
+            var metadata = client.logMetadata
+            switch reason {
+            case .tooManyDropped(let count):
+                counters.dropped += 1
+                metadata["dropped"] = "\(count)"
+            case .tooManyAnswers(let count):
+                metadata["answers_waiting"] = "\(count)"
+            }
+            logger.warning("disconnected a client that does not read", metadata: metadata)
         }
     }
 }

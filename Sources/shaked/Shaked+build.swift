@@ -1,18 +1,11 @@
 import ArgumentParser
 import Foundation
-import IIOSensor
 import Logging
 import ShakeConfig
-import ShakeDetection
+import ShakeDaemon
 import ShakeProtocol
 import ShakeServer
 import SystemdSupport
-
-enum LogLevelName {
-    static func parse(_ text: String) -> Logger.Level? {
-        Logger.Level(rawValue: text.lowercased())
-    }
-}
 
 extension Shaked {
     /// Wires the daemon: configuration, logging, the source and the event outputs.
@@ -30,10 +23,13 @@ extension Shaked {
         let logger = Self.bootstrapLogging(level: level)
         if let configError {
             // A bad configuration at start refuses to start, saying why.
-            for problem in configError.errors { logger.critical("refusing to start: \(problem)") }
+            for problem in configError.errors {
+                logger.critical("refusing to start", metadata: ["error": "\(problem)"])
+            }
             throw ExitCode(64)
         }
-        logger.info("configuration: \(path ?? "built-in defaults (no \(Self.defaultConfigPath))")")
+        logger.info(
+            "configuration", metadata: ["file": "\(path ?? "built-in defaults (no \(Self.defaultConfigPath))")"])
         for line in ConfigurationSummary.lines(configuration) { logger.debug("\(line)") }
 
         let run = Daemon.RunOptions(
@@ -73,36 +69,5 @@ extension Shaked {
         }
         let group = configuration.socket.group.flatMap { AccountResolver.system.resolve($0)?.id }
         return .path(path, mode: configuration.socket.mode, group: group)
-    }
-}
-
-extension ServerConfiguration {
-    /// The server's part of a configuration. Accounts that do not exist (the default admin group, or one removed
-    /// since the file was read) allow nobody; root is always allowed.
-    init(_ configuration: ShakedConfiguration, accounts: AccountResolver = .system) {
-        self.init()
-        let clients = configuration.clients
-        maxClients = clients.maxClients
-        queueLimit = clients.queueLimit
-        dropLimit = clients.dropLimit
-        maxLineLength = clients.maxLineLength
-        maxBadLines = clients.maxBadLines
-        replayCapacity = clients.replayCapacity
-        access.subscribe = PeerRule(configuration.access.subscribe, accounts: accounts)
-        access.samples = PeerRule(configuration.access.samples, accounts: accounts)
-        access.simulate = PeerRule(configuration.access.simulate, accounts: accounts)
-    }
-}
-
-extension PeerRule {
-    init(_ rule: AccessRule, accounts: AccountResolver) {
-        switch rule {
-        case .everyone:
-            self = .everyone
-        case .accounts(let list):
-            let resolved = list.compactMap { accounts.resolve($0) }
-            self.init(
-                users: Set(resolved.filter(\.isUser).map(\.id)), groups: Set(resolved.filter { !$0.isUser }.map(\.id)))
-        }
     }
 }

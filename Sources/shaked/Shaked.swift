@@ -2,12 +2,13 @@ public import ArgumentParser
 import Foundation
 import IIOSensor
 import ShakeConfig
+import ShakeDaemon
 public import ShakeDetection
 import ShakeProtocol
 
 /// The daemon's command line. Only option parsing lives here; `Shaked+build.swift` wires the parts.
 @main
-struct Shaked: ParsableCommand {
+struct Shaked: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shaked",
         abstract: "Turn an accelerometer's motion into shake gestures (began, ended, cancelled).",
@@ -149,9 +150,9 @@ struct Shaked: ParsableCommand {
         if file != nil, !checkConfig { throw ValidationError("a FILE argument goes with --check-config only") }
     }
 
-    func run() throws {
+    func run() async throws {
         if checkConfig { throw ExitCode(checkConfiguration()) }
-        let status = try build().run()
+        let status = try await build().run()
         if status != 0 { throw ExitCode(status) }
     }
 }

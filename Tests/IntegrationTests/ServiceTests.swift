@@ -157,6 +157,33 @@ struct ServiceTests {
         #expect(count("STOPPING=1", messages) >= 1, "\(texts(messages))")
     }
 
+    /// Shutdown, by a signal or by the end of a replay, tells systemd STOPPING once, and the daemon exits 0.
+    @Test(arguments: [true, false])
+    func stoppingIsSentOnce(bySignal: Bool) throws {
+        let directory = try Harness.scratch("stopping")
+        let manager = try DatagramSocket(path: "\(directory)/notify.sock")
+        let daemon = try start(
+            ["--source", "replay:\(trace)", "--socket", "\(directory)/shaked.sock"] + (bySignal ? ["--loop"] : []),
+            environment: ["NOTIFY_SOCKET=\(manager.path)"], directory: directory)
+        defer { _ = daemon.stop() }
+        var messages: [Data] = []
+        func count(_ prefix: String, in messages: [Data]) -> Int {
+            messages.map { String(decoding: $0, as: UTF8.self) }.filter { $0.hasPrefix(prefix) }.count
+        }
+        #expect(
+            manager.collect(timeout: 10, into: &messages) { count("READY=1", in: $0) == 1 }, "\(daemon.stderr)")
+        if bySignal {
+            #expect(daemon.stop(signal: SIGTERM) == 0, "\(daemon.stderr)")
+        } else {
+            // The trace plays once at its own pace, then the daemon stops by itself.
+            #expect(daemon.wait(timeout: 60) { $0.stderr.contains("stopped") }, "\(daemon.stderr)")
+            #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        }
+        // Everything the daemon sent has arrived once it exited; nothing more comes.
+        _ = manager.collect(timeout: 1, into: &messages) { _ in false }
+        #expect(count("STOPPING=1", in: messages) == 1, "\(messages.map { String(decoding: $0, as: UTF8.self) })")
+    }
+
     // MARK: - The journal
 
     /// Runs only where no journal is running (as in a container) and the test may create its socket.

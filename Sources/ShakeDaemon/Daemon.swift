@@ -1,33 +1,44 @@
-import Dispatch
 import Foundation
 import IIOSensor
-import Logging
-import ShakeConfig
+public import Logging
+import ServiceLifecycle
+public import ShakeConfig
 import ShakeDetection
 import ShakeProtocol
-import ShakeServer
+public import ShakeServer
 import ShakeTrace
 import Synchronization
 import SystemdSupport
+import UnixSignals
 
 /// The running daemon: one source of samples, one detector, the event outputs (the socket server and, with
 /// `--print-events`, standard output); stopped by SIGTERM or SIGINT.
 ///
+/// Its long-running parts are services under one `ServiceGroup` (`DaemonServices.swift`); the source runs on
+/// the one blocking thread its service owns.
+///
 /// Capture from a sensor runs only while somebody listens (a subscriber, a sample stream, `--print-events` or
 /// `--always-on`); with nobody, the buffer is disabled and the daemon sleeps.
-final class Daemon: Sendable {
+public final class Daemon: Sendable {
     enum Input: Sendable {
         case iio(backend: LibIIOBackend, configuration: SensorSource.Configuration)
         case replay(path: String, speed: Double, loop: Bool)
     }
 
     /// What the command line sets for this run only.
-    struct RunOptions: Sendable {
-        var printEvents = false
-        var speed = 1.0
-        var loop = false
+    public struct RunOptions: Sendable {
+        public var printEvents = false
+        public var speed = 1.0
+        public var loop = false
         /// Where to listen; nil: no socket.
-        var listener: ShakeServer.Listener?
+        public var listener: ShakeServer.Listener?
+
+        public init(printEvents: Bool, speed: Double, loop: Bool, listener: ShakeServer.Listener?) {
+            self.printEvents = printEvents
+            self.speed = speed
+            self.loop = loop
+            self.listener = listener
+        }
     }
 
     private struct CaptureControl: Sendable {
@@ -40,8 +51,8 @@ final class Daemon: Sendable {
         var sensor = SensorInfo.none
         var shaking = false
         var counters = ShakeDetector.Counters()
-        var subscribers = 0
-        var sampleStreams = 0
+        /// Whether capture runs, from who listens.
+        var gate: CaptureGate
         var simulating = false
         /// The configuration in force (the latest that validated).
         var configuration: ShakedConfiguration
@@ -64,24 +75,32 @@ final class Daemon: Sendable {
     private let configPath: @Sendable () -> String?
     private let notifier = ServiceNotifier()
     private let shutdown = Wakeup()
+    /// Whether systemd was told STOPPING: it is told once, by whichever comes first of a signal, the group's
+    /// shutdown and the end of `run`.
+    private let stoppingAnnounced = Locked(false)
+    /// The exit status the source ends with (a trace that cannot be read: 1).
+    private let sourceStatus = Locked<Int32>(0)
     private let shared: Locked<Shared>
     /// Stops the capture in progress (when the last listener leaves), and wakes the idle wait (when one comes).
     private let captureControl = Locked<CaptureControl>(CaptureControl())
     private let serverBox = Locked<ShakeServer?>(nil)
     private var server: ShakeServer? { serverBox.withLock { $0 } }
-    private let reloadQueue = DispatchQueue(label: "shaked.reload")
-    nonisolated(unsafe) private var detector: ShakeDetector  // Only on the capture thread.
-    nonisolated(unsafe) private var signalSources: [any DispatchSourceSignal] = []
-    nonisolated(unsafe) private var watchdogTimer: (any DispatchSourceTimer)?
+    /// Requests for a simulated shake, for the simulate service.
+    private let simulations = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    /// The detector of the live stream, used by the source's thread (and by `run` once that thread has ended):
+    /// the lock is never contended, it only makes that sharing checked.
+    private let detector: Locked<ShakeDetector>
 
-    init(
+    public init(
         configuration: ShakedConfiguration, run: RunOptions, logger: Logger, logLevel: LogLevelControl,
         reload: @escaping @Sendable () throws -> ShakedConfiguration,
         configPath: @escaping @Sendable () -> String?
     ) {
         let settings = configuration.detector.settings()
-        detector = ShakeDetector(settings: settings)
-        shared = Locked(Shared(configuration: configuration, settings: settings))
+        detector = Locked(ShakeDetector(settings: settings))
+        let gate = CaptureGate(
+            printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: configuration.sensor.alwaysOn)
+        shared = Locked(Shared(gate: gate, configuration: configuration, settings: settings))
         sink = EventSink(printEvents: run.printEvents, logger: logger)
         self.runOptions = run
         self.logger = logger
@@ -102,15 +121,71 @@ final class Daemon: Sendable {
         }
     }
 
-    /// Runs until a signal (or, for a replay without --loop, the end of the trace).
+    /// Runs until SIGTERM or SIGINT (or, for a replay without --loop, the end of the trace): the services under
+    /// one group, shut down in reverse order within ``maximumShutdown``. Nothing of the daemon runs after it
+    /// returns.
     /// - Returns: the exit status.
-    func run() -> Int32 {
-        installSignalHandlers()
+    public func run() async -> Int32 {
+        prepareSignals()
+        // SIGTERM and SIGINT are trapped from here, before the socket exists and READY is sent, so that one that
+        // comes before the services run still stops the daemon gracefully.
+        let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         raiseDescriptorLimit(for: started.clients.maxClients)
-        let server = startServer()
+        let server = await startServer()
         if runOptions.listener != nil && server == nil { return 1 }
-        startWatchdog(server)
-        var status: Int32 = 0
+        let hangUps = await UnixSignalsSequence(trapping: .sighup)
+        if case .replay(let path, _, _) = input { ready(status: "replaying \(path)") }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let server { services.append(.init(service: ServerService(server: server))) }
+        services += [
+            .init(
+                service: WatchdogService(notifier: notifier, server: server, logger: logger),
+                successTerminationBehavior: .ignore),
+            .init(service: ReloadService(hangUps: hangUps, reload: { [self] in await reloadConfiguration() })),
+            .init(
+                service: SimulateService(requests: simulations.stream, simulate: { [self] in await runSimulation() })),
+            .init(service: SourceService(daemon: self), successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(service: StoppingNoticeService(announce: { [self] in announceStopping() })),
+        ]
+        var configuration = ServiceGroupConfiguration(services: services, logger: logger)
+        configuration.maximumGracefulShutdownDuration = Self.maximumShutdown
+        let group = ServiceGroup(configuration: configuration)
+        await withDiscardingTaskGroup { tasks in
+            tasks.addTask { [self] in
+                for await signal in stopSignals {
+                    logger.info("stopping on a signal", metadata: ["signal": "\(signal)"])
+                    // Now: a signal before the group runs shuts it down before any service starts.
+                    announceStopping()
+                    await group.triggerGracefulShutdown()
+                }
+            }
+            do {
+                try await group.run()
+            } catch {
+                logger.error("stopped on an error", metadata: ["error": "\(error)"])
+            }
+            tasks.cancelAll()
+        }
+        announceStopping()
+        simulations.continuation.finish()
+        let counters = detector.withLock { $0.counters }
+        logger.info(
+            "stopped",
+            metadata: [
+                "samples": "\(counters.samples)", "invalid": "\(counters.invalid)",
+                "discontinuities": "\(counters.discontinuities)", "began": "\(counters.began)",
+                "ended": "\(counters.ended)", "cancelled": "\(counters.cancelled)",
+            ])
+        return sourceStatus.withLock { $0 }
+    }
+
+    /// The longest a graceful shutdown may take before the rest is cancelled: the server gives a client that
+    /// does not read one second to take what it is owed.
+    static let maximumShutdown = Duration.seconds(5)
+
+    /// The source's thread: capture while somebody listens, or the replay; then a shake in progress is
+    /// interrupted, and its event published while the server still runs.
+    func runSource() {
         switch input {
         case .iio(let backend, let configuration):
             logger.info(
@@ -136,26 +211,41 @@ final class Daemon: Sendable {
             source.waiting = { [self] reason in ready(status: reason) }
             captureWhileListened(source)
         case .replay(let path, let speed, let loop):
-            status = replay(path: path, speed: speed, loop: loop)
+            let replay = TraceReplay(path: path, speed: speed, loop: loop, logger: logger)
+            let status = replay.run(
+                shutdown: shutdown,
+                started: { [self] rate in
+                    shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, rate: rate) }
+                },
+                onSample: process)
+            sourceStatus.withLock { $0 = status }
         }
+        if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
+    }
+
+    /// Tells systemd STOPPING, the first time only.
+    private func announceStopping() {
+        let first = stoppingAnnounced.withLock { announced in
+            defer { announced = true }
+            return !announced
+        }
+        guard first else { return }
+        logger.info("stopping")
         notifier.stopping(status: "stopping")
-        if let event = detector.interrupt() { emit(event) }
-        if let server { wait { await server.shutdown() } }
-        watchdogTimer?.cancel()
-        let counters = detector.counters
-        logger.info(
-            "stopped",
-            metadata: [
-                "samples": "\(counters.samples)", "invalid": "\(counters.invalid)",
-                "discontinuities": "\(counters.discontinuities)", "began": "\(counters.began)",
-                "ended": "\(counters.ended)", "cancelled": "\(counters.cancelled)",
-            ])
-        return status
+    }
+
+    /// Stops the source's thread, wherever it waits.
+    func stopSource() {
+        shutdown.signal()
+        captureControl.withLock { control in
+            control.stop?.signal()
+            control.idle?.signal()
+        }
     }
 
     // MARK: - The server
 
-    private func startServer() -> ShakeServer? {
+    private func startServer() async -> ShakeServer? {
         guard let listener = runOptions.listener else { return nil }
         let shared = self.shared
         let server = ShakeServer(
@@ -173,15 +263,15 @@ final class Daemon: Sendable {
                             "config_reloads": state.reloads, "config_reloads_rejected": state.rejectedReloads,
                         ])
                 },
-                simulate: { [self] in simulate() },
+                simulate: { [self] in requestSimulation() },
                 listenersChanged: { [self] subscribers, streams in listenersChanged(subscribers, streams) }),
             logger: logger)
         do {
-            try wait { try await server.start(listener) }
+            try await server.start(listener)
             serverBox.withLock { $0 = server }
             return server
         } catch {
-            logger.critical("cannot listen: \(error)")
+            logger.critical("cannot listen", metadata: ["error": "\(error)"])
             return nil
         }
     }
@@ -204,50 +294,24 @@ final class Daemon: Sendable {
         }
     }
 
-    /// Runs an async operation from this synchronous daemon thread.
-    private func wait<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
-        let result = Locked<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                let value = try await operation()
-                result.withLock { $0 = .success(value) }
-            } catch {
-                result.withLock { $0 = .failure(error) }
-            }
-            done.signal()
-        }
-        done.wait()
-        return try result.withLock { $0! }.get()
-    }
-
-    private func wait(_ operation: @escaping @Sendable () async -> Void) {
-        _ = try? wait { () async throws -> Bool in
-            await operation()
-            return true
-        }
-    }
-
     // MARK: - Power: capture only while somebody listens
 
     private var captureWanted: Bool {
-        runOptions.printEvents || runOptions.listener == nil
-            || shared.withLock { $0.configuration.sensor.alwaysOn || $0.subscribers + $0.sampleStreams > 0 }
+        shared.withLock { $0.gate.wantsCapture }
     }
 
     private func listenersChanged(_ subscribers: Int, _ streams: Int) {
-        shared.withLock {
-            $0.subscribers = subscribers
-            $0.sampleStreams = streams
-        }
-        captureWantedChanged()
+        perform(shared.withLock { $0.gate.listenersChanged(subscribers: subscribers, sampleStreams: streams) })
     }
 
-    /// Starts or stops capture to match whether anybody listens.
-    private func captureWantedChanged() {
-        let wanted = captureWanted
+    /// Starts or stops capture as the gate decided.
+    private func perform(_ action: CaptureGate.Action?) {
         captureControl.withLock { control in
-            if wanted { control.idle?.signal() } else { control.stop?.signal() }
+            switch action {
+            case .startCapture: control.idle?.signal()
+            case .stopCapture: control.stop?.signal()
+            case nil: break
+            }
         }
     }
 
@@ -273,29 +337,28 @@ final class Daemon: Sendable {
             source.run(wakeup: stop, onSample: process, onBreak: streamBroke)
             captureControl.withLock { $0.stop = nil }
             // The stream ends with the capture: a shake in progress is interrupted.
-            if let event = detector.interrupt() { emit(event) }
+            if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
         }
     }
 
     // MARK: - Samples and events
 
     private func process(_ sample: Sample) {
-        if let event = detector.process(sample) { emit(event) }
-        let counters = detector.counters
+        let (event, counters) = detector.withLock { detector in (detector.process(sample), detector.counters) }
+        if let event { emit(event) }
         let (wantsSamples, newSettings) = shared.withLock { state in
             state.counters = counters
             defer { state.pendingSettings = nil }
-            return (state.sampleStreams > 0, state.pendingSettings)
+            return (state.gate.sampleStreams > 0, state.pendingSettings)
         }
         // New settings from a reload: a shake in progress goes on and is decided under them.
-        if let newSettings { detector.update(settings: newSettings) }
+        if let newSettings { detector.withLock { $0.update(settings: newSettings) } }
         if wantsSamples { server?.publish(sample: sample) }
     }
 
     private func emit(_ event: ShakeEvent) {
         let seq = server?.publish(event)
-        let shaking = detector.isShaking
-        let counters = detector.counters
+        let (shaking, counters) = detector.withLock { ($0.isShaking, $0.counters) }
         let sensor = shared.withLock {
             $0.shaking = shaking
             $0.counters = counters
@@ -307,120 +370,55 @@ final class Daemon: Sendable {
     private func streamBroke(_ reason: String) {
         logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
         if case .iio = input { shared.withLock { $0.sensor = .none } }
-        if let event = detector.interrupt() { emit(event) }
+        if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
+    }
+
+    /// Asks the simulate service for a shake, unless one is under way.
+    private func requestSimulation() {
+        let alreadyRunning = shared.withLock { state in
+            defer { state.simulating = true }
+            return state.simulating
+        }
+        if !alreadyRunning { simulations.continuation.yield() }
     }
 
     /// Runs a synthesized shake through a detector of its own, in real time, and publishes its events marked
-    /// `simulated`: like the iOS Simulator's Shake command, without disturbing the real stream.
-    private func simulate() {
-        let (alreadyRunning, settings) = shared.withLock { state in
-            defer { state.simulating = true }
-            return (state.simulating, state.settings)
-        }
-        guard !alreadyRunning else { return }
-        let server = self.server
-        let sink = self.sink
-        let shared = self.shared
-        Thread.detachNewThread {
-            var options = SynthesisOptions()
-            options.before = 0.8
-            options.after = 0.6
-            options.duration = 1.2
-            options.background = .still
-            options.seed = UInt64.random(in: 1...UInt64.max)
-            let samples = TraceSynthesizer(options: options).samples()
-            var detector = ShakeDetector(settings: settings)
-            let start = Date()
-            for sample in samples {
-                guard let event = detector.process(sample) else { continue }
-                let due = start.addingTimeInterval(sample.time)
-                let wait = due.timeIntervalSinceNow
-                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-                let seq = server?.publish(event, simulated: true)
-                sink.emit(event, seq: seq, simulated: true)
-            }
-            shared.withLock { $0.simulating = false }
+    /// `simulated`: like the iOS Simulator's Shake command, without disturbing the real stream. A shutdown stops
+    /// it between events.
+    private func runSimulation() async {
+        defer { shared.withLock { $0.simulating = false } }
+        let settings = shared.withLock { $0.settings }
+        var options = SynthesisOptions()
+        options.before = 0.8
+        options.after = 0.6
+        options.duration = 1.2
+        options.background = .still
+        options.seed = UInt64.random(in: 1...UInt64.max)
+        let samples = TraceSynthesizer(options: options).samples()
+        var detector = ShakeDetector(settings: settings)
+        let clock = ContinuousClock()
+        let start = clock.now
+        for sample in samples {
+            guard let event = detector.process(sample) else { continue }
+            let due = start + .nanoseconds(Int64(sample.time * 1e9))
+            if (try? await cancelWhenGracefulShutdown({ try await clock.sleep(until: due) })) == nil { return }
+            let seq = server?.publish(event, simulated: true)
+            sink.emit(event, seq: seq, simulated: true)
         }
     }
 
     // MARK: - Signals
 
-    private func installSignalHandlers() {
-        // A parent may hand down blocked signals (a socket activator that execs us does): unblock the ones
-        // the daemon must hear, or SIGTERM would never arrive.
+    /// A parent may hand down blocked signals (a socket activator that execs us does): unblock the ones the
+    /// daemon must hear, or SIGTERM would never arrive. SIGHUP is ignored until the reload service traps it, so
+    /// that an early one does not kill the daemon; SIGPIPE always, as sockets report a closed peer themselves.
+    private func prepareSignals() {
         var unblock = sigset_t()
         sigemptyset(&unblock)
         for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&unblock, number) }
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         signal(SIGPIPE, SIG_IGN)
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            let shutdown = self.shutdown
-            let captureControl = self.captureControl
-            let logger = self.logger
-            let notifier = self.notifier
-            source.setEventHandler {
-                logger.info("stopping on signal \(number == SIGTERM ? "SIGTERM" : "SIGINT")")
-                notifier.stopping(status: "stopping on a signal")
-                shutdown.signal()
-                captureControl.withLock { control in
-                    control.stop?.signal()
-                    control.idle?.signal()
-                }
-            }
-            source.resume()
-            signalSources.append(source)
-        }
         signal(SIGHUP, SIG_IGN)
-        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloadQueue)
-        hangUp.setEventHandler { [self] in reloadConfiguration() }
-        hangUp.resume()
-        signalSources.append(hangUp)
-    }
-
-    // MARK: - Replay
-
-    /// Plays a trace at its own pace (or `speed` times faster; 0: at once), again and again with `loop`.
-    private func replay(path: String, speed: Double, loop: Bool) -> Int32 {
-        let samples: [Sample]
-        do {
-            samples = try TraceFile.read(path: path)
-        } catch {
-            logger.error("\(error)")
-            return 1
-        }
-        guard let first = samples.first, let last = samples.last else {
-            logger.warning("\(path) holds no samples")
-            return 0
-        }
-        let interval = samples.count > 1 ? (last.time - first.time) / Double(samples.count - 1) : 0.01
-        let period = last.time - first.time + interval
-        shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, rate: 1 / interval) }
-        logger.info(
-            "replaying \(path)",
-            metadata: [
-                "samples": "\(samples.count)", "seconds": "\(JSONObjectWriter.format(period, decimals: 3))",
-                "speed": "\(speed == 0 ? "as fast as possible" : "\(speed)x")", "loop": "\(loop)",
-            ])
-        let start = SensorSource.monotonicSeconds()
-        var pass = 0
-        repeat {
-            let offset = Double(pass) * period
-            for sample in samples {
-                let time = sample.time + offset
-                if speed > 0 {
-                    let due = start + (time - first.time) / speed
-                    let wait = due - SensorSource.monotonicSeconds()
-                    if wait > 0, shutdown.sleep(for: .microseconds(Int64(wait * 1e6))) { return 0 }
-                } else if shutdown.isSignalled {
-                    return 0
-                }
-                process(Sample(time: time, acceleration: sample.acceleration))
-            }
-            pass += 1
-        } while loop && !shutdown.isSignalled
-        return 0
     }
 }
 
@@ -436,31 +434,10 @@ extension Daemon {
         if first { notifier.ready(status: status) } else { notifier.status(status) }
     }
 
-    /// Pings the systemd watchdog from the server's event loop, so that a hung loop is restarted; without a
-    /// server, from a timer.
-    private func startWatchdog(_ server: ShakeServer?) {
-        if case .replay(let path, _, _) = input { ready(status: "replaying \(path)") }
-        guard let timeout = notifier.watchdogTimeout else { return }
-        let interval = timeout / 2
-        let notifier = self.notifier
-        logger.debug("watchdog keep-alive every \(interval)")
-        if let server {
-            server.repeatOnEventLoop(every: interval) { notifier.watchdog() }
-        } else {
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            let (seconds, attoseconds) = interval.components
-            timer.schedule(
-                deadline: .now(), repeating: .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
-            timer.setEventHandler { notifier.watchdog() }
-            timer.resume()
-            watchdogTimer = timer
-        }
-    }
-
     /// SIGHUP: reads the configuration again. A file that does not validate changes nothing; one that does
     /// takes effect at once for the detector (a shake in progress is decided under the new settings), access,
     /// client limits, capture always-on and the log level. Sensor and socket changes need a restart.
-    private func reloadConfiguration() {
+    private func reloadConfiguration() async {
         notifier.reloading()
         let path = configPath()
         logger.info("reloading the configuration", metadata: ["file": "\(path ?? "none: built-in defaults")"])
@@ -469,52 +446,37 @@ extension Daemon {
             new = try reload()
         } catch {
             shared.withLock { $0.rejectedReloads += 1 }
-            logger.error("configuration rejected; the running settings stay: \(error)")
+            logger.error("configuration rejected; the running settings stay", metadata: ["error": "\(error)"])
             notifier.ready(status: "configuration rejected: \(error)")
             return
         }
         let old = shared.withLock { $0.configuration }
-        var changes: [String] = []
-        if new.detector != old.detector {
-            let settings = new.detector.settings()
+        let server = self.server
+        let change = ConfigurationChange(
+            from: old, to: new, started: started, oldServer: server.map { _ in ServerConfiguration(old) },
+            newServer: server.map { _ in ServerConfiguration(new) })
+        if let settings = change.detectorSettings {
             shared.withLock {
                 $0.settings = settings
                 $0.pendingSettings = settings
             }
-            changes.append("detector")
         }
-        let serverConfiguration = ServerConfiguration(new)
-        if let server, serverConfiguration != ServerConfiguration(old) {
-            wait { await server.update(serverConfiguration) }
-            if new.clients != old.clients { changes.append("clients") }
-            if new.access != old.access { changes.append("access") }
-        }
-        if new.logging != old.logging {
-            logLevel.level = LogLevelName.parse(new.logging.level) ?? .info
-            changes.append("logging")
-        }
+        if let server, let configuration = change.server { await server.update(configuration) }
+        if let level = change.logLevel { logLevel.level = level }
         shared.withLock {
             $0.configuration = new
             $0.reloads += 1
         }
-        if new.sensor.alwaysOn != old.sensor.alwaysOn {
-            changes.append("sensor.always_on")
-            captureWantedChanged()
-        }
-        var needsRestart: [String] = []
-        if new.sensor.source != started.sensor.source { needsRestart.append("sensor.source") }
-        if new.sensor.device != started.sensor.device { needsRestart.append("sensor.device") }
-        if new.sensor.rate != started.sensor.rate { needsRestart.append("sensor.rate") }
-        if new.socket != started.socket { needsRestart.append("socket") }
-        if !needsRestart.isEmpty {
+        if let alwaysOn = change.alwaysOn { perform(shared.withLock { $0.gate.alwaysOnChanged(alwaysOn) }) }
+        if !change.needsRestart.isEmpty {
             logger.warning(
                 "changed settings take effect when the daemon restarts",
-                metadata: ["keys": "\(needsRestart.joined(separator: ", "))"])
+                metadata: ["keys": "\(change.needsRestart.joined(separator: ", "))"])
         }
         logger.info(
             "configuration reloaded",
             metadata: [
-                "changed": "\(changes.isEmpty ? "nothing" : changes.joined(separator: ", "))",
+                "changed": "\(change.applied.isEmpty ? "nothing" : change.applied.joined(separator: ", "))",
                 "sensitivity": "\(new.detector.sensitivity.rawValue)",
             ])
         notifier.ready(status: "configuration reloaded")

@@ -1,53 +1,53 @@
-import Logging
+public import Logging
 import Synchronization
 
 /// The daemon's log level, shared by every logger so that a reload can change it.
-final class LogLevelControl: Sendable {
+public final class LogLevelControl: Sendable {
     private let current: Mutex<Logger.Level>
 
-    init(_ level: Logger.Level) {
+    public init(_ level: Logger.Level) {
         current = Mutex(level)
     }
 
-    var level: Logger.Level {
+    public var level: Logger.Level {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
     }
 }
 
 /// Wraps a log handler so that its level is the daemon's, wherever the logger was copied to.
-struct LevelControlledLogHandler: LogHandler {
+public struct LevelControlledLogHandler: LogHandler {
     private var handler: any LogHandler
     private let control: LogLevelControl
 
-    init(_ handler: any LogHandler, level control: LogLevelControl) {
+    public init(_ handler: any LogHandler, level control: LogLevelControl) {
         var handler = handler
         handler.logLevel = .trace  // The control filters.
         self.handler = handler
         self.control = control
     }
 
-    var logLevel: Logger.Level {
+    public var logLevel: Logger.Level {
         get { control.level }
         set { control.level = newValue }
     }
 
-    var metadata: Logger.Metadata {
+    public var metadata: Logger.Metadata {
         get { handler.metadata }
         set { handler.metadata = newValue }
     }
 
-    var metadataProvider: Logger.MetadataProvider? {
+    public var metadataProvider: Logger.MetadataProvider? {
         get { handler.metadataProvider }
         set { handler.metadataProvider = newValue }
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { handler[metadataKey: key] }
         set { handler[metadataKey: key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         handler.log(event: event)
     }
 }

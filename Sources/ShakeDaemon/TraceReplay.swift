@@ -1,0 +1,60 @@
+import IIOSensor
+import Logging
+import ShakeDetection
+import ShakeTrace
+
+/// A trace file as a source of samples: played at its own pace (or `speed` times faster; 0: at once), again and
+/// again with `loop`, on the source's thread like a sensor's capture.
+struct TraceReplay {
+    let path: String
+    let speed: Double
+    let loop: Bool
+    let logger: Logger
+
+    /// Plays the trace until its end (without `loop`) or until `shutdown` is signalled.
+    /// - Parameters:
+    ///   - started: called with the trace's sample rate once it is read.
+    ///   - onSample: each sample, its time moved on by the trace's length on each pass.
+    /// - Returns: the exit status: 1 when the trace cannot be read.
+    func run(shutdown: Wakeup, started: (Double) -> Void, onSample: (Sample) -> Void) -> Int32 {
+        let samples: [Sample]
+        do {
+            samples = try TraceFile.read(path: path)
+        } catch {
+            logger.error("cannot read the trace", metadata: ["file": "\(path)", "error": "\(error)"])
+            return 1
+        }
+        guard let first = samples.first, let last = samples.last else {
+            logger.warning("the trace holds no samples", metadata: ["file": "\(path)"])
+            return 0
+        }
+        let interval = samples.count > 1 ? (last.time - first.time) / Double(samples.count - 1) : 0.01
+        let period = last.time - first.time + interval
+        started(1 / interval)
+        logger.info(
+            "replaying",
+            metadata: [
+                "file": "\(path)",
+                "samples": "\(samples.count)", "seconds": "\(JSONObjectWriter.format(period, decimals: 3))",
+                "speed": "\(speed == 0 ? "as fast as possible" : "\(speed)x")", "loop": "\(loop)",
+            ])
+        let start = SensorSource.monotonicSeconds()
+        var pass = 0
+        repeat {
+            let offset = Double(pass) * period
+            for sample in samples {
+                let time = sample.time + offset
+                if speed > 0 {
+                    let due = start + (time - first.time) / speed
+                    let wait = due - SensorSource.monotonicSeconds()
+                    if wait > 0, shutdown.sleep(for: .microseconds(Int64(wait * 1e6))) { return 0 }
+                } else if shutdown.isSignalled {
+                    return 0
+                }
+                onSample(Sample(time: time, acceleration: sample.acceleration))
+            }
+            pass += 1
+        } while loop && !shutdown.isSignalled
+        return 0
+    }
+}
