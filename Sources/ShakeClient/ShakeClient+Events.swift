@@ -119,7 +119,7 @@ extension ShakeClient {
                 guard reconnect else { continuation.finish(throwing: error); return }
                 if !waiting {
                     waiting = true
-                    continuation.yield(.waiting(reason: error.description))
+                    await continuation.yield(.waiting(reason: error.description))
                 }
                 // A full daemon is not helped by clients coming back at once: wait longer, and not in step.
                 if case .refused = error { delay = max(delay, 1 + Double.random(in: 0..<1)) }
