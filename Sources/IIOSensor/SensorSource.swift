@@ -71,6 +71,14 @@ public final class SensorSource {
     ///   - onSample: each sample, in m/s² on the device's axes, times in seconds on the sensor's clock.
     ///   - onBreak: the stream broke (the sensor vanished or failed, or the source switched sensor or driver);
     ///     the argument says why. The next sample starts a new stream.
+    /// The accelerometer capture would use now, found without opening it (nil: none present or none matching):
+    /// what the daemon names while capture is off.
+    public func peek() -> Accelerometer? {
+        guard let context = try? backend.makeContext() else { return nil }
+        let accelerometers = AccelerometerDiscovery.discover(in: context, logger: logger)
+        return DeviceSelection.choose(from: accelerometers, request: configuration.request)?.accelerometer
+    }
+
     public func run(wakeup: Wakeup, onSample: (Sample) -> Void, onBreak: (String) -> Void) {
         while !wakeup.isSignalled {
             let fingerprint = backend.devicesFingerprint()

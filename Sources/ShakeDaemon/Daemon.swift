@@ -117,7 +117,7 @@ public final class Daemon: Sendable {
                     request: sensor.device.map(DeviceRequest.init(parsing:)) ?? .automatic, rate: sensor.rate))
         case .replay(let path):
             input = .replay(path: path, speed: run.speed, loop: run.loop)
-            shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path) }
+            shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, state: "replaying") }
         }
     }
 
@@ -202,20 +202,25 @@ public final class Daemon: Sendable {
                 shared.withLock {
                     $0.sensor = SensorInfo(
                         source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
-                        location: accelerometer.location?.rawValue, rate: rate)
+                        location: accelerometer.location?.rawValue, rate: rate, state: "capturing")
                 }
                 ready(
                     status:
                         "capturing from \(accelerometer.displayName) at \(SamplingFrequency.format(rate)) Hz")
             }
-            source.waiting = { [self] reason in ready(status: reason) }
+            source.waiting = { [self] reason in
+                shared.withLock { $0.sensor = SensorInfo(source: "none", state: "waiting", reason: reason) }
+                ready(status: reason)
+            }
             captureWhileListened(source)
         case .replay(let path, let speed, let loop):
             let replay = TraceReplay(path: path, speed: speed, loop: loop, logger: logger)
             let status = replay.run(
                 shutdown: shutdown,
                 started: { [self] rate in
-                    shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, rate: rate) }
+                    shared.withLock {
+                        $0.sensor = SensorInfo(source: "replay", name: path, rate: rate, state: "replaying")
+                    }
                 },
                 onSample: process)
             sourceStatus.withLock { $0 = status }
@@ -321,6 +326,23 @@ public final class Daemon: Sendable {
                 let idle = Wakeup()
                 captureControl.withLock { $0.idle = idle }
                 if captureWanted { idle.signal() }
+                // Clients are told which sensor there is and that it is idle; before the first capture, it is
+                // looked up without being opened.
+                let known = shared.withLock { $0.sensor.source == "iio" }
+                let found =
+                    known
+                    ? nil
+                    : source.peek().map {
+                        SensorInfo(
+                            source: "iio", name: $0.name ?? $0.label, id: $0.id, location: $0.location?.rawValue)
+                    }
+                shared.withLock { state in
+                    if let found { state.sensor = found }
+                    if state.sensor.source == "iio" {
+                        state.sensor.state = "idle"
+                        state.sensor.reason = nil
+                    }
+                }
                 logger.info("nobody is listening: capture is off until a client connects")
                 ready(status: "capture off: nobody is listening")
                 while !shutdown.isSignalled && !idle.isSignalled {

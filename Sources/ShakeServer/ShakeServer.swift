@@ -439,7 +439,8 @@ public final class ShakeServer: Sendable {
             counters["bad_lines"] = self.counters.badLines
             counters["events_dropped"] = self.counters.dropped
             let message = ServerMessage.Status(
-                sensor: status.sensor, subscribers: clients.values.filter(\.isSubscriber).count,
+                // The others: the connection asking is not counted among those it asks about.
+                sensor: status.sensor, subscribers: clients.values.filter { $0.isSubscriber && $0 !== client }.count,
                 shaking: status.shaking,
                 seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
             reply(client, buffer(ServerMessage.status(message).line))

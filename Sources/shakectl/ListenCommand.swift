@@ -49,7 +49,7 @@ struct ListenCommand: AsyncParsableCommand {
                     case .dropped(let count):
                         StandardStreams.printError("the daemon dropped \(count) events: this listener read too slowly")
                     case .connected(let hello, let complete):
-                        let sensor = [hello.sensor.source, hello.sensor.name].compactMap { $0 }.joined(separator: " ")
+                        let sensor = hello.sensor.summary
                         StandardStreams.printError(
                             "connected (sensor: \(sensor), seq \(hello.seq))"
                                 + (complete ? "" : "; some events were lost while away"))

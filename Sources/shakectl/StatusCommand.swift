@@ -27,13 +27,9 @@ struct StatusCommand: AsyncParsableCommand {
         }
         let sensor = status.sensor
         let rows: [(String, String)] = [
-            (
-                "sensor",
-                [sensor.source, sensor.name, sensor.id.map { "(\($0))" }, sensor.location].compactMap { $0 }.joined(
-                    separator: " ")
-            ),
+            ("sensor", sensor.summary),
             ("rate", sensor.rate.map { JSONObjectWriter.format($0, decimals: 1) + " Hz" } ?? "unknown"),
-            ("subscribers", "\(status.subscribers)"),
+            ("subscribers", "\(status.subscribers) (besides this status request)"),
             ("shaking", status.shaking ? "yes" : "no"),
             ("last seq", "\(status.seq)"),
             ("uptime", "\(JSONObjectWriter.format(status.uptime, decimals: 0)) s"),

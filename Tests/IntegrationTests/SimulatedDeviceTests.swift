@@ -1,4 +1,5 @@
 import Foundation
+import ShakeTestSupport
 import Testing
 
 /// The real daemon (`shaked --source iio --print-events`) on accelerometers simulated by umockdev from traces
@@ -164,5 +165,31 @@ enum RawPlayer {
                 try Data("\(value)\n".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
             }
         }
+    }
+}
+
+/// What clients are told of the sensor while capture is off for lack of listeners.
+@Suite(.serialized, .enabled(if: Harness.hasUmockdev, "umockdev-run is not installed"))
+struct IdleSensorTests {
+    /// A listener that connects to an idle daemon is told which sensor there is, not `none`.
+    @Test func aListenerIsToldTheSensorBeforeCaptureStarts() throws {
+        let directory = try Harness.scratch("idle-sensor")
+        let trace = "\(directory)/trace.csv"
+        try Harness.shakectl(["synth", "--before", "2", "--after", "1", "--seed", "3", "--out", trace])
+        try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
+        let socket = "\(directory)/shaked.sock"
+        let daemon = try DaemonProcess(
+            [
+                Harness.umockdevRun!, "--device", "\(directory)/device.umockdev", "--script",
+                "/dev/iio:device0=\(directory)/iio:device0.script", "--", Harness.product("shaked"), "--socket",
+                socket, "--log-level", "debug",
+            ], pidFile: "\(directory)/none")
+        defer { _ = daemon.stop() }
+        let idle = daemon.wait(timeout: 20) { $0.stderr.contains("capture is off until a client connects") }
+        #expect(idle, "\(daemon.stderr)")
+        let listen = try Command.run(
+            "/usr/bin/timeout", ["5", Harness.product("shakectl"), "listen", "--socket", socket, "--no-reconnect"])
+        #expect(listen.stderr.contains("connected (sensor: iio fake-accel (iio:device0), "), "\(listen.stderr)")
+        #expect(!listen.stderr.contains("sensor: none"), "\(listen.stderr)")
     }
 }

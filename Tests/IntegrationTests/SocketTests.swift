@@ -169,6 +169,29 @@ struct ReadableStatusTests {
     }
 }
 
+/// `status` counts the others: the connection asking is not among the subscribers it reports; a replay says so.
+struct StatusCountsOthersTests {
+    @Test func theAskingConnectionIsNotASubscriber() throws {
+        let (daemon, socket, directory) = try Harness.startReplayDaemon(
+            "status-others", trace: Fixtures.path("walking.csv"), arguments: ["--loop"])
+        defer { _ = daemon.stop() }
+        func status() throws -> [String: Any] {
+            let text = try Harness.shakectl(["status", "--socket", socket, "--json"])
+            return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        }
+        #expect(try status()["subscribers"] as? Int == 0)
+        #expect((try status()["sensor"] as? [String: Any])?["state"] as? String == "replaying")
+        let listener = try DaemonProcess(
+            [Harness.product("shakectl"), "listen", "--socket", socket], pidFile: "\(directory)/none")
+        defer { _ = listener.stop() }
+        #expect(listener.wait(timeout: 10) { $0.stderr.contains("connected") })
+        #expect(try status()["subscribers"] as? Int == 1)
+        #expect(
+            try Harness.shakectl(["status", "--socket", socket]).contains(
+                "subscribers:  1 (besides this status request)"))
+    }
+}
+
 /// Subscribers that start before the daemon, or find it full, say so and keep trying.
 @Suite(.serialized)
 struct WaitingSubscriberTests {
