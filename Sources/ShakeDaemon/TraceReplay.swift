@@ -28,8 +28,23 @@ struct TraceReplay {
             logger.warning("the trace holds no samples", metadata: ["file": "\(path)"])
             return 0
         }
-        let interval = samples.count > 1 ? (last.time - first.time) / Double(samples.count - 1) : 0.01
-        let period = last.time - first.time + interval
+        // Times that are not numbers cannot be paced, and a trace whose times do not advance cannot be played in
+        // real time (again and again, it would spin): both are refused with what to do instead.
+        if let bad = samples.firstIndex(where: { !$0.time.isFinite }) {
+            logger.error(
+                "cannot replay the trace: a sample's time is not a number",
+                metadata: ["file": "\(path)", "sample": "\(bad + 1)", "time": "\(samples[bad].time)"])
+            return 1
+        }
+        let span = last.time - first.time
+        guard span.isFinite, span > 0 || samples.count == 1 || (speed == 0 && !loop) else {
+            logger.error(
+                "cannot replay the trace: its times do not advance from the first sample to the last",
+                metadata: ["file": "\(path)", "first": "\(first.time)", "last": "\(last.time)"])
+            return 1
+        }
+        let interval = samples.count > 1 && span > 0 ? span / Double(samples.count - 1) : 0.01
+        let period = max(span, 0) + interval
         started(1 / interval)
         logger.info(
             "replaying",
@@ -45,9 +60,14 @@ struct TraceReplay {
             for sample in samples {
                 let time = sample.time + offset
                 if speed > 0 {
+                    // However far ahead (a gap of years, --speed 1e-15), in waits of an hour at most: no
+                    // conversion of a huge wait to whole microseconds.
                     let due = start + (time - first.time) / speed
-                    let wait = due - SensorSource.monotonicSeconds()
-                    if wait > 0, shutdown.sleep(for: .microseconds(Int64(wait * 1e6))) { return 0 }
+                    while true {
+                        let wait = due - SensorSource.monotonicSeconds()
+                        guard wait > 0 else { break }
+                        if shutdown.sleep(for: .microseconds(Int64(min(wait, 3600) * 1e6))) { return 0 }
+                    }
                 } else if shutdown.isSignalled {
                     return 0
                 }

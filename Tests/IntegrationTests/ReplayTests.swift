@@ -67,3 +67,45 @@ struct ReplayTests {
         #expect(result.stderr.contains("/nonexistent.csv: no such file"))
     }
 }
+
+/// Replays whose timing is absurd: a sane run or a clear error, never a trap or a spinning core.
+@Suite(.serialized)
+struct DegenerateReplayTests {
+    static func trace(_ name: String, _ rows: String) throws -> String {
+        let path = try Harness.scratch(name) + "/trace.csv"
+        try ("time,x,y,z\n" + rows).write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Waits of years (a 1e13 s gap, or --speed 1e-15) are waited, not converted into a trap; SIGTERM ends them.
+    @Test(arguments: [
+        ("huge-gap", "0,0,0,9.8\n0.01,0,0,9.8\n1e13,0,0,9.8\n", ["--speed", "1"]),
+        ("slow", "0,0,0,9.8\n0.01,0,0,9.8\n0.02,0,0,9.8\n", ["--speed", "1e-15"]),
+    ])
+    func aFarAwaySampleIsWaitedFor(name: String, rows: String, options: [String]) throws {
+        let path = try Self.trace(name, rows)
+        let directory = (path as NSString).deletingLastPathComponent
+        let daemon = try DaemonProcess(
+            command: [Harness.product("shaked"), "--source", "replay:\(path)", "--no-socket", "--print-events"]
+                + options,
+            pidFile: "\(directory)/daemon.pid")
+        let replaying = daemon.wait(timeout: 10) { $0.stderr.contains("replaying") }
+        #expect(replaying, "\(daemon.stderr)")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(daemon.stop(signal: SIGTERM) == 0, "\(daemon.stderr)")
+    }
+
+    @Test(arguments: [
+        ("infinite", "0,0,0,9.8\ninf,0,0,9.8\n", [String](), "a sample's time is not a number"),
+        ("equal", "5,0,0,9.8\n5,1,0,9.8\n5,0,0,9.8\n", ["--loop"], "its times do not advance"),
+        ("backwards", "5,0,0,9.8\n4,1,0,9.8\n3,0,0,9.8\n", ["--loop"], "its times do not advance"),
+    ])
+    func aTraceThatCannotBePacedIsAClearError(name: String, rows: String, options: [String], message: String) throws {
+        let path = try Self.trace(name, rows)
+        let result = try Command.run(
+            "/usr/bin/timeout",
+            ["20", Harness.product("shaked"), "--source", "replay:\(path)", "--no-socket", "--print-events"] + options)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+}

@@ -33,6 +33,8 @@ struct SystemdUnitTests {
 
         for binary in ["usr/local/bin/shakectl", "usr/local/sbin/shaked"] {
             #expect(FileManager.default.isExecutableFile(atPath: "\(destination)/\(binary)"), "\(binary)")
+            let sections = try Command.run("/usr/bin/readelf", ["-S", "-W", "\(destination)/\(binary)"]).stdout
+            #expect(!sections.contains(".symtab") && !sections.contains(".debug_info"), "\(binary) is not stripped")
             let help = try Command.run("\(destination)/\(binary)", ["--help"])
             #expect(help.status == 0, "\(binary) --help: \(help.stderr)")
         }
@@ -128,6 +130,28 @@ struct SystemdUnitTests {
         try InstallHarness.make("uninstall", destination: destination)
         #expect(try InstallHarness.files(under: destination) == ["etc/shaked/shaked.yaml"])
         #expect(try String(contentsOfFile: config, encoding: .utf8) == changed)
+    }
+
+    /// On the live system (as root, no DESTDIR), uninstall takes /run/shaked away and makes nothing anew there.
+    /// Run in a private mount namespace with its own /run, over an installation staged in a scratch folder.
+    @Test(.enabled(if: getuid() == 0)) func aLiveUninstallLeavesNoRuntimeFolder() throws {
+        let destination = try InstallHarness.install(name: "live-uninstall")
+        defer { InstallHarness.remove(destination) }
+        let script = """
+            mount -t tmpfs tmpfs /run && mkdir /run/shaked && : > /run/shaked/shaked.sock && \
+            PREFIX="$1/usr/local" SYSCONFDIR="$1/etc" DESTDIR= BINDIR_BUILD=/nonexistent "$2" uninstall && \
+            if [ -e /run/shaked ]; then echo "LEFT /run/shaked"; fi
+            """
+        let result = try Command.run(
+            "/usr/bin/env",
+            [
+                "unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", destination,
+                Fixtures.repository.appendingPathComponent("scripts/install.sh").path,
+            ])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("removed    /run/shaked/"), "\(result.stdout)")
+        #expect(!result.stdout.contains("LEFT") && !result.stdout.contains("systemd-tmpfiles"), "\(result.stdout)")
+        #expect(try InstallHarness.files(under: destination) == [])
     }
 
     @Test func uninstallRemovesEverythingInstallPutThere() throws {
