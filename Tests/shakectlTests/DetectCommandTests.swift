@@ -2,14 +2,16 @@ import Foundation
 import ShakeTestSupport
 import Testing
 
+/// A file with `contents` in this test run's temporary folder, for the shakectl tests.
+func temporaryFile(_ name: String, _ contents: String) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shakectl-tests-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let path = directory.appendingPathComponent(name).path
+    try contents.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
 struct DetectCommandTests {
-    func temporaryFile(_ name: String, _ contents: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shakectl-tests-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let path = directory.appendingPathComponent(name).path
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
 
     @Test func printsOneJSONLinePerEventWithTheSource() throws {
         let shake = Fixtures.path("shake-horizontal-100hz.csv")

@@ -5,14 +5,6 @@ import Testing
 /// shakectl's trace tools on input a person might hand them by mistake or on purpose: pipes and FIFOs, endless
 /// or binary input, times that are not numbers or lie absurdly far apart, and text made to drive a terminal.
 struct OddTraceTests {
-    func temporaryFile(_ name: String, _ contents: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shakectl-odd-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let path = directory.appendingPathComponent(name).path
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
     /// Process substitution hands detect a /dev/fd path, which is a pipe.
     @Test func detectReadsAPipeNamedLikeAFile() throws {
         let shake = Fixtures.path("shake-horizontal-100hz.csv")
