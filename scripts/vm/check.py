@@ -297,8 +297,8 @@ def check(name, s, spec, args, tmp):
             notes.append("wake-ups %.1f/s, watermark %s, length %s, clock %s" % (per_second, info.get("watermark"), info.get("length"), info.get("clock")))
             if info.get("watermark") != "20":
                 problems.append("buffer watermark %s, expected 20 (100 Hz / 5 wake-ups per second)" % info.get("watermark"))
-            if per_second > 2 * 5:
-                problems.append("%.1f wake-ups per second, expected about 5 (rate / watermark), at most 10" % per_second)
+            if per_second > 2 * 5 or per_second < 2:
+                problems.append("%.1f wake-ups per second, expected about 5 (rate / watermark): 2 to 10" % per_second)
             if info.get("clock") != "monotonic":
                 problems.append("current_timestamp_clock is %s, expected monotonic" % info.get("clock"))
     return problems, notes

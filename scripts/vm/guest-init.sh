@@ -51,9 +51,11 @@ wait_line() {
     return 1
 }
 
-# Context switches of every thread of process $1 (voluntary + involuntary).
-ctxsw() {
-    cat /proc/$1/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+# Context switches of each thread of process $1 (voluntary + involuntary), one "TID COUNT" line a thread.
+ctxsw_threads() {
+    for t in /proc/$1/task/*; do
+        printf '%s %s\n' "${t##*/}" "$(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' $t/status 2>/dev/null)"
+    done
 }
 
 start_daemon() {
@@ -103,10 +105,14 @@ report() {
 # for the buffer: the watermark, the length and the timestamp clock.
 measure() {
     dev=$(find_device accel_3d 1)
-    a=$(ctxsw $dpid)
+    ctxsw_threads $dpid > /tmp/ctxsw.before
     sleep "$1"
-    b=$(ctxsw $dpid)
-    say "$name info ctxsw=$((b - a)) seconds=$1 watermark=$(cat $dev/buffer/watermark) length=$(cat $dev/buffer/length) enable=$(cat $dev/buffer/enable) clock=$(cat $dev/current_timestamp_clock)"
+    ctxsw_threads $dpid > /tmp/ctxsw.after
+    # Thread by thread: a thread that ends meanwhile would take its count out of a plain sum (it went negative);
+    # one that starts counts from zero.
+    n=$(awk 'NR == FNR { a[$1] = $2; next } { n += ($1 in a) ? $2 - a[$1] : $2 } END { print n + 0 }' \
+        /tmp/ctxsw.before /tmp/ctxsw.after)
+    say "$name info ctxsw=$n seconds=$1 watermark=$(cat $dev/buffer/watermark) length=$(cat $dev/buffer/length) enable=$(cat $dev/buffer/enable) clock=$(cat $dev/current_timestamp_clock)"
     for t in /proc/$dpid/task/*; do
         say "$name info thread $(cat $t/comm) $(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' $t/status)"
     done
