@@ -55,7 +55,7 @@ extension ConfigLoader {
         var problems: [ConfigError] = []
         // The winning node of each key, and the file it came from; sections in first-seen order.
         var sectionOrder: [String] = []
-        var keys: [String: [(String, Node, Node)]] = [:]
+        var keys: [String: [(String, Node)]] = [:]
         var sources: [String: String] = [:]
         for file in files {
             do {
@@ -70,19 +70,15 @@ extension ConfigLoader {
                                 "unknown section; known sections: \(sections.joined(separator: ", "))"))
                         continue
                     }
+                    if keys[section] == nil {
+                        sectionOrder.append(section)
+                        keys[section] = []
+                    }
                     do {
                         for (name, value) in try reader.mapping(node, key: section) {
-                            guard case .mapping(let mapping) = node,
-                                let keyNode = mapping.first(where: { $0.key.scalar?.string == name })?.key
-                            else { continue }
-                            if keys[section] == nil { sectionOrder.append(section) }
                             keys[section, default: []].removeAll { $0.0 == name }
-                            keys[section, default: []].append((name, keyNode, value))
+                            keys[section, default: []].append((name, value))
                             sources["\(section).\(name)"] = file
-                        }
-                        if keys[section] == nil {
-                            sectionOrder.append(section)
-                            keys[section] = []
                         }
                     } catch {
                         problems.append(error)
@@ -94,11 +90,11 @@ extension ConfigLoader {
         }
         // Each key on its own, so that one bad value does not hide the next.
         for section in sectionOrder {
-            for (name, keyNode, value) in keys[section] ?? [] {
+            for (name, value) in keys[section] ?? [] {
                 var reader = NodeReader(source: sources["\(section).\(name)"] ?? "", accounts: accounts)
                 reader.checksCombinations = false
                 let single = Node.mapping(
-                    Node.Mapping([(Node(section), Node.mapping(Node.Mapping([(keyNode, value)])))]))
+                    Node.Mapping([(Node(section), Node.mapping(Node.Mapping([(Node(name), value)])))]))
                 do {
                     _ = try parse(root: single, reader: reader)
                 } catch {
@@ -111,7 +107,7 @@ extension ConfigLoader {
         let merged = Node.mapping(
             Node.Mapping(
                 sectionOrder.map { section in
-                    (Node(section), Node.mapping(Node.Mapping((keys[section] ?? []).map { ($0.1, $0.2) })))
+                    (Node(section), Node.mapping(Node.Mapping((keys[section] ?? []).map { (Node($0.0), $0.1) })))
                 }))
         let configuration: ShakedConfiguration
         do {
@@ -123,7 +119,7 @@ extension ConfigLoader {
         }
         var origins: [String: String] = [:]
         for section in sectionOrder {
-            for (name, _, value) in keys[section] ?? [] {
+            for (name, value) in keys[section] ?? [] {
                 let key = "\(section).\(name)"
                 origins[key] = (sources[key] ?? "?") + (value.mark.map { ":\($0.line)" } ?? "")
             }
