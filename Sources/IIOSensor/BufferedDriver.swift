@@ -110,13 +110,7 @@ public final class BufferedDriver: SensorDriver {
             if remaining > .zero, wakeup.sleep(for: remaining) { return .stopped }
             // A read's worth of time has passed: take what is there (non-blocking), without waiting for the
             // watermark — a poll would wake at every scan still to come.
-            let bytes: [UInt8]
-            do {
-                bytes = try buffer.read()
-            } catch {
-                throw .failed(error)
-            }
-            if let read = deliver(bytes) { return read }
+            if let read = deliver(try readBuffer()) { return read }
         }
         let outcome = buffer.wait(timeout: .milliseconds(250), wakeup: wakeup)
         switch outcome {
@@ -124,11 +118,7 @@ public final class BufferedDriver: SensorDriver {
             return .stopped
         case .failed:
             // Let the read report what went wrong.
-            do {
-                _ = try buffer.read()
-            } catch {
-                throw .failed(error)
-            }
+            _ = try readBuffer()
             throw .failed(
                 IIOError(
                     code: 19, operation: "waiting for the buffer of \(accelerometer.id)",
@@ -136,14 +126,16 @@ public final class BufferedDriver: SensorDriver {
         case .timedOut:
             return try checkSilence()
         case .ready:
-            let bytes: [UInt8]
-            do {
-                bytes = try buffer.read()
-            } catch {
-                throw .failed(error)
-            }
-            if let read = deliver(bytes) { return read }
+            if let read = deliver(try readBuffer()) { return read }
             return try checkSilence()
+        }
+    }
+
+    private func readBuffer() throws(SensorFailure) -> [UInt8] {
+        do {
+            return try buffer.read()
+        } catch {
+            throw .failed(error)
         }
     }
 
