@@ -82,10 +82,9 @@ public enum SocketFile {
         }
     }
 
-    /// Makes `path` free to bind: a stale socket (nobody listening) is removed; a live one, or a file that is
-    /// not a socket, is refused.
-    public static func prepare(_ path: String) throws(Unavailable) {
-        if let problem = SocketPath.problem(with: path) { throw Unavailable(path: path, reason: problem) }
+    /// Makes `path` (already checked by ``listen(at:mode:group:backlog:)``) free to bind: a stale socket (nobody
+    /// listening) is removed; a live one, or a file that is not a socket, is refused.
+    static func prepare(_ path: String) throws(Unavailable) {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }  // Nothing there.
         guard status.st_mode & S_IFMT == S_IFSOCK else {
