@@ -85,7 +85,9 @@ let package = Package(
         // The configuration file: schema, defaults, validation.
         .target(
             name: "ShakeConfig",
-            dependencies: ["ShakeDetection", "ShakeProtocol", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "ShakeDetection", "ShakeProtocol", "IIOModel", .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: strictSettings
         ),
         // The command-line client.

@@ -19,7 +19,7 @@ extension Shaked {
             configuration = ShakedConfiguration()
             configError = error
         }
-        let level = LogLevelControl(LogLevelName.parse(configuration.logging.level) ?? .info)
+        let level = LogLevelControl(Logger.Level(configuration.logging.level))
         let logger = Self.bootstrapLogging(level: level)
         if let configError {
             // A bad configuration at start refuses to start, saying why.

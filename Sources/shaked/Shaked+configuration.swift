@@ -47,7 +47,7 @@ extension Shaked {
             given("detector.sensitivity", "--sensitivity")
         }
         if let logLevel {
-            configuration.logging.level = logLevel.lowercased()
+            configuration.logging.level = logLevel
             given("logging.level", "--log-level")
         }
         if let socket {
@@ -124,7 +124,7 @@ enum ConfigurationSummary {
         let socket = configuration.socket
         let clients = configuration.clients
         return [
-            "sensor:   \(sensor.source), device \(sensor.device ?? "auto"), \(DecimalText.format(sensor.rate, decimals: 3)) Hz"
+            "sensor:   \(sensor.source), device \(sensor.device == .automatic ? "auto" : sensor.device.description), \(DecimalText.format(sensor.rate, decimals: 3)) Hz"
                 + (sensor.alwaysOn ? ", always on" : ", only while somebody listens"),
             "detector: \(detector.sensitivity.rawValue)"
                 + (overrides.isEmpty ? "" : " with \(overrides.joined(separator: ", "))"),

@@ -78,8 +78,8 @@ struct ConfigLoaderTests {
             logging:
               level: DEBUG
             """)
-        #expect(configuration.sensor.source == "replay:/tmp/trace.csv")
-        #expect(configuration.sensor.device == "base")
+        #expect(configuration.sensor.source == .replay(path: "/tmp/trace.csv"))
+        #expect(configuration.sensor.device == .location(.base))
         #expect(configuration.sensor.rate == 200)
         #expect(configuration.sensor.alwaysOn)
         #expect(configuration.socket.path == "/run/user/1000/shaked.sock")
@@ -96,7 +96,7 @@ struct ConfigLoaderTests {
         #expect(configuration.access.subscribe == .accounts([.group(.name("input")), .user(.name("alice"))]))
         #expect(configuration.access.samples == .accounts([]))
         #expect(configuration.access.simulate == .accounts([.user(.number(1000)), .group(.number(990))]))
-        #expect(configuration.logging.level == "debug")
+        #expect(configuration.logging.level == .debug)
         #expect(AccountResolver.system.resolve(.user(.name("root")))?.id == 0)
         #expect(Self.accounts.resolve(.group(.name("input")))?.id == 101)
     }
