@@ -30,7 +30,9 @@ extension Shaked {
         }
         logger.info(
             "configuration", metadata: ["file": "\(path ?? "built-in defaults (no \(Self.defaultConfigPath))")"])
-        for line in ConfigurationSummary.lines(configuration) { logger.debug("\(line)") }
+        for line in ConfigurationSummary.lines(configuration) {
+            logger.debug("configuration section", metadata: ["section": "\(line)"])
+        }
 
         let run = Daemon.RunOptions(
             printEvents: printEvents, speed: speed, loop: loop, listener: noSocket ? nil : listener(configuration))
