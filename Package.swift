@@ -96,6 +96,7 @@ let package = Package(
                 "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeEvaluation", "ShakeClient", "ShakeProtocol",
                 "IIOModel", "NumberFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
