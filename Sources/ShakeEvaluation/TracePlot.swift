@@ -1,6 +1,6 @@
 import Foundation
-import ShakeProtocol
 public import ShakeDetection
+import ShakeProtocol
 
 /// Draws a trace as the detector saw it, as an SVG picture: what a person tuning a sensitivity wants to see.
 ///
