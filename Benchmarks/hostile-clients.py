@@ -156,6 +156,8 @@ def pipeline(daemon, count):
                 pending[index] = pending[index][sent:]
         peak = max(peak, rss_kb(pid))
         waits.append(fresh_status(daemon.socket))
+        if os.environ.get("VERBOSE"):
+            print(f"  {time.monotonic() - start:6.2f} s: status in {waits[-1]}, RSS {rss_kb(pid) / 1024:.1f} MB", flush=True)
         peak = max(peak, rss_kb(pid))
         time.sleep(0.2)
     end = time.monotonic()

@@ -285,24 +285,17 @@ final class ClientHandler: ChannelDuplexHandler {
             readHeld = false
             context.read()
         }
-        closeIfDone()
     }
 
     /// A client that shut down its sending side (`nc -N`, `socat` at the end of its input) still gets what it
-    /// subscribed to, until it closes: its last requests are handled, and the connection stays for output. One
-    /// that wants neither events nor samples has nothing more coming, and is closed once its answers are written.
+    /// subscribed to, until it closes: its last requests are handled, and the connection stays for output (a
+    /// write to a client that has gone fails and closes it).
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             inputClosed = true
             handleLines()
         }
         context.fireUserInboundEventTriggered(event)
-    }
-
-    /// After the client's input ended and its lines are handled: closes a client with nothing more coming.
-    private func closeIfDone() {
-        guard inputClosed, let client, !client.isClosing, !lines.hasLine, !waitingForTurn else { return }
-        if !client.isSubscriber && !client.wantsSamples { _ = client.flushAndClose() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

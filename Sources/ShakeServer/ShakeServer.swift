@@ -99,6 +99,8 @@ public final class ShakeServer: Sendable {
         var peakClients = 0
         /// Connections by user (uid; clients without credentials under `UInt32.max`).
         var clientsPerUser: [UInt32: Int] = [:]
+        /// Clients streaming samples (kept as they change: counting them is not worth a pass over every client).
+        var sampleStreams = 0
         /// Bytes held for all clients together (``Client/owed``).
         var owedTotal = 0
         /// Over ``ServerConfiguration/totalBuffer``: clients that are owed anything are neither read nor sent
@@ -173,7 +175,7 @@ public final class ShakeServer: Sendable {
     /// Request lines all clients together may have handled in one turn of the loop, and one client before the
     /// others get theirs: requests are served in turns, so many clients sending at once delay each other (and
     /// the watchdog's keep-alive, and a fresh client) by a turn, not by all they sent.
-    static let linesPerTurn = 256
+    static let linesPerTurn = 64
     static let linesPerClientTurn = 16
     /// The pause between two turns of requests, in which the loop does its other work.
     static let turnPause = TimeAmount.milliseconds(1)
@@ -220,10 +222,12 @@ public final class ShakeServer: Sendable {
         let budget = try await eventLoop.submit { self.configuration.clientBuffer }.get()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
+            // Accepting is cheap, and a fresh client should not wait for many turns of others' requests.
+            .serverChannelOption(.maxMessagesPerRead, value: 64)
             // What one client may cost: the channel holds at most half its budget before the queue takes over,
-            // the kernel about as much (it doubles what it is given), and one read brings at most 16 KiB.
+            // the kernel an eighth (it doubles what it is given), and one read brings at most 16 KiB.
             .childChannelOption(.writeBufferWaterMark, value: .init(low: budget / 8, high: budget / 2))
-            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(budget / 4))
+            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(budget / 16))
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
                 minimum: 64, initial: 2048, maximum: 16 * 1024))
             .childChannelOption(.maxMessagesPerRead, value: 1)
@@ -303,7 +307,7 @@ public final class ShakeServer: Sendable {
     /// Sends a raw sample to the clients that asked for samples.
     public func publish(sample: Sample) {
         onLoop {
-            guard self.clients.values.contains(where: \.wantsSamples) else { return }
+            guard self.loop.value.sampleStreams > 0 else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
             let limits = self.clientLimits
             for client in self.clients.values where client.wantsSamples {
@@ -368,6 +372,7 @@ public final class ShakeServer: Sendable {
             case .stopSamples:
                 logger.notice("stopped a sample stream no longer allowed", metadata: peer.metadata)
                 client.wantsSamples = false
+                loop.value.sampleStreams -= 1
                 reply(
                     client,
                     buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to stream samples").line))
@@ -425,6 +430,7 @@ public final class ShakeServer: Sendable {
         let user = client.peer?.uid ?? UInt32.max
         let held = loop.value.clientsPerUser[user, default: 1] - 1
         loop.value.clientsPerUser[user] = held > 0 ? held : nil
+        if client.wantsSamples { loop.value.sampleStreams -= 1 }
         listenersChanged()
         if clients.isEmpty, peakClients >= 64 {
             // Many clients came and went: hand the memory their buffers took back to the system.
@@ -444,9 +450,8 @@ public final class ShakeServer: Sendable {
     }
 
     private func listenersChanged() {
-        let subscribers = clients.values.filter(\.isSubscriber).count
-        let streams = clients.values.filter(\.wantsSamples).count
-        hooks.listenersChanged(subscribers, streams)
+        // Every client is a subscriber (subscribe only narrows the phases).
+        hooks.listenersChanged(clients.count, loop.value.sampleStreams)
     }
 
     func receive(_ frame: LineFrameDecoder.Frame, from client: Client) {
@@ -489,7 +494,7 @@ public final class ShakeServer: Sendable {
             counters["events_dropped"] = self.counters.dropped
             let message = ServerMessage.Status(
                 // The others: the connection asking is not counted among those it asks about.
-                sensor: status.sensor, subscribers: clients.values.filter { $0.isSubscriber && $0 !== client }.count,
+                sensor: status.sensor, subscribers: clients.count - 1,
                 shaking: status.shaking,
                 seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
             reply(client, buffer(ServerMessage.status(message).line))
@@ -505,6 +510,7 @@ public final class ShakeServer: Sendable {
                 client,
                 buffer(ServerMessage.replayed(since: since, count: replay.lines.count, complete: replay.complete).line))
         case .samples:
+            if !client.wantsSamples { loop.value.sampleStreams += 1 }
             client.wantsSamples = true
             reply(client, buffer(ServerMessage.ok(request: "samples").line))
             listenersChanged()
@@ -586,11 +592,11 @@ public final class ShakeServer: Sendable {
     /// The longest request line now: a reload changes it for connections already open too.
     var maxLineLength: Int { configuration.maxLineLength }
 
-    /// Whether `client`'s requests may be read and handled now: no answer waits for it, what it is owed is under
-    /// its budget, and, while all clients together are over theirs, it is owed nothing.
+    /// Whether `client`'s requests may be read and handled now: the kernel has taken everything sent to it. A
+    /// client that asks without reading thus gets no more answers than its socket buffer holds before it stalls
+    /// itself, whatever it sent: answering is what costs the daemon.
     func mayRead(_ client: Client) -> Bool {
-        let owed = client.owed
-        return !client.isReadingPaused && owed < configuration.clientBuffer && !(loop.value.overBudget && owed > 0)
+        client.owed == 0
     }
 
     private func owedChanged(by change: Int) {
