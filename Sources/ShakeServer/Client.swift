@@ -264,7 +264,8 @@ final class ClientHandler: ChannelDuplexHandler {
         defer { handling = false }
         var handled = 0
         while !client.isClosing && server.mayRead(client) && lines.hasLine {
-            guard handled < ShakeServer.linesPerClientTurn, server.takeLine() else {
+            // A client goes on past its share only while nobody else waits.
+            guard handled < ShakeServer.linesPerClientTurn || !server.othersWaitForTurn, server.takeLine() else {
                 waitingForTurn = true
                 server.waitForTurn { [self] in
                     waitingForTurn = false

@@ -1,10 +1,10 @@
+import DequeModule
 public import Foundation
 public import Logging
 public import NIOCore
 import NIOPosix
 public import ShakeDetection
 public import ShakeProtocol
-import DequeModule
 import Synchronization
 
 #if canImport(Glibc)
@@ -176,7 +176,7 @@ public final class ShakeServer: Sendable {
     /// others get theirs: requests are served in turns, so many clients sending at once delay each other (and
     /// the watchdog's keep-alive, and a fresh client) by a turn, not by all they sent.
     static let linesPerTurn = 64
-    static let linesPerClientTurn = 16
+    static let linesPerClientTurn = 4
     /// The pause between two turns of requests, in which the loop does its other work.
     static let turnPause = TimeAmount.milliseconds(1)
     /// How often a refusal or limit of one kind is logged at most (the others counted).
@@ -225,11 +225,15 @@ public final class ShakeServer: Sendable {
             // Accepting is cheap, and a fresh client should not wait for many turns of others' requests.
             .serverChannelOption(.maxMessagesPerRead, value: 64)
             // What one client may cost: the channel holds at most half its budget before the queue takes over,
-            // the kernel an eighth (it doubles what it is given), and one read brings at most 16 KiB.
+            // the kernel half (it doubles what it is given, and counts each line's overhead: a few dozen short
+            // lines), and one read brings at most 16 KiB.
             .childChannelOption(.writeBufferWaterMark, value: .init(low: budget / 8, high: budget / 2))
-            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(budget / 16))
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
-                minimum: 64, initial: 2048, maximum: 16 * 1024))
+            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(budget / 4))
+            .childChannelOption(
+                .recvAllocator,
+                value: AdaptiveRecvByteBufferAllocator(
+                    minimum: 64, initial: 2048, maximum: 16 * 1024)
+            )
             .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
@@ -620,6 +624,9 @@ public final class ShakeServer: Sendable {
         return true
     }
 
+    /// Whether clients wait for a turn.
+    var othersWaitForTurn: Bool { !loop.value.turnWaiters.isEmpty }
+
     /// Runs `work` in the next turn, after those already waiting.
     func waitForTurn(_ work: @escaping () -> Void) {
         loop.value.turnWaiters.append(work)
@@ -659,7 +666,10 @@ public final class ShakeServer: Sendable {
         for (kind, count) in loop.value.warnings.due(now: now) {
             logger.warning(
                 "more of the same warning, not logged one by one",
-                metadata: ["message": "\(kind)", "count": "\(count)", "interval_s": "\(Self.warningInterval.nanoseconds / 1_000_000_000)"])
+                metadata: [
+                    "message": "\(kind)", "count": "\(count)",
+                    "interval_s": "\(Self.warningInterval.nanoseconds / 1_000_000_000)",
+                ])
         }
     }
 }
