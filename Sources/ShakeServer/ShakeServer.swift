@@ -225,10 +225,11 @@ public final class ShakeServer: Sendable {
             // Accepting is cheap, and a fresh client should not wait for many turns of others' requests.
             .serverChannelOption(.maxMessagesPerRead, value: 64)
             // What one client may cost: the channel holds at most half its budget before the queue takes over,
-            // the kernel half (it doubles what it is given, and counts each line's overhead: a few dozen short
-            // lines), and one read brings at most 16 KiB.
+            // the kernel a quarter (it doubles what it is given, and counts each line's overhead: a dozen or two
+            // short lines), and one read brings at most 16 KiB. A client that asks without reading gets what its
+            // socket holds, then stalls: the smaller, the less answering it costs the daemon.
             .childChannelOption(.writeBufferWaterMark, value: .init(low: budget / 8, high: budget / 2))
-            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(budget / 4))
+            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(budget / 8))
             .childChannelOption(
                 .recvAllocator,
                 value: AdaptiveRecvByteBufferAllocator(
