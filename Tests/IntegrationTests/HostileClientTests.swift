@@ -219,6 +219,40 @@ struct HostileClientTests {
         #expect(daemon.stop() == 0, "\(daemon.stderr)")
     }
 
+    /// `--print-events` with a standard output that fails (a reader gone, a full disk): said once in the log, no
+    /// spin, the socket keeps serving and events keep coming.
+    @Test func aFailingStandardOutputIsLoggedOnceAndTheSocketServes() throws {
+        let directory = try Harness.scratch("stdout-full")
+        let socket = "\(directory)/shaked.sock"
+        let command =
+            [Harness.product("shaked"), "--print-events", "--source", "replay:\(trace)", "--loop", "--speed", "4"]
+            + ["--socket", socket]
+        let daemon = try DaemonProcess(
+            command: ["/bin/sh", "-c", "exec " + command.map { "'\($0)'" }.joined(separator: " ") + " > /dev/full"],
+            pidFile: "\(directory)/daemon.pid")
+        defer { _ = daemon.stop() }
+        let ended = daemon.wait(timeout: 30) { $0.stderr.components(separatedBy: "shake ended").count > 3 }
+        #expect(ended, "\(daemon.stderr)")
+        #expect(daemon.stderr.components(separatedBy: "events are no longer printed").count == 2, "\(daemon.stderr)")
+        #expect(Self.freshStatus(socket) != nil)
+        let pid = try #require(daemon.daemonPID)
+        // No spin: the daemon uses a small part of a core (it replays at 400 Hz).
+        let before = Self.cpuSeconds(pid)
+        Thread.sleep(forTimeInterval: 2)
+        let used = Self.cpuSeconds(pid) - before
+        #expect(used < 1, "CPU seconds in 2 s: \(used)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+    }
+
+    /// User and system CPU time of `pid`, seconds.
+    static func cpuSeconds(_ pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 13,
+            let user = Double(fields[11]), let system = Double(fields[12])
+        else { return -1 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// A client that shuts down its sending side (`nc -N`, socat) keeps its subscription until it closes.
     @Test func aHalfClosedClientKeepsItsSubscription() throws {
         let (daemon, socket, watchdog) = try start("half-closed")
