@@ -83,6 +83,10 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var maxLineLength = 4096
         public var maxBadLines = 20
         public var replayCapacity = 1024
+        public var maxClientsPerUser = 256
+        public var reservedClients = 32
+        public var clientBuffer = 64 * 1024
+        public var totalBuffer = 16 * 1024 * 1024
 
         public init() {}
 
@@ -95,6 +99,10 @@ public struct ShakedConfiguration: Sendable, Hashable {
                 ("max_line_length", 256...1_048_576, \.maxLineLength),
                 ("max_bad_lines", 1...10_000, \.maxBadLines),
                 ("replay_capacity", 1...65_536, \.replayCapacity),
+                ("max_clients_per_user", 1...65_536, \.maxClientsPerUser),
+                ("reserved_clients", 0...65_536, \.reservedClients),
+                ("client_buffer", 4096...16_777_216, \.clientBuffer),
+                ("total_buffer", 1_048_576...1_073_741_824, \.totalBuffer),
             ]
         }
     }

@@ -131,7 +131,9 @@ enum ConfigurationSummary {
             "socket:   \(socket.path ?? "default path"), mode 0\(String(socket.mode, radix: 8)), group "
                 + (socket.group?.description ?? "unchanged"),
             "clients:  at most \(clients.maxClients), queue \(clients.queueLimit), drop limit \(clients.dropLimit), "
-                + "lines \(clients.maxLineLength) bytes, \(clients.maxBadLines) bad lines, replay \(clients.replayCapacity)",
+                + "lines \(clients.maxLineLength) bytes, \(clients.maxBadLines) bad lines, replay \(clients.replayCapacity), "
+                + "\(clients.maxClientsPerUser) per user, \(clients.reservedClients) reserved, buffers "
+                + "\(clients.clientBuffer) bytes a client and \(clients.totalBuffer) in all",
             "access:   subscribe \(configuration.access.subscribe); samples \(configuration.access.samples); "
                 + "simulate \(configuration.access.simulate) (root always)",
             "logging:  \(configuration.logging.level)",
