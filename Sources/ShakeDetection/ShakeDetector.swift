@@ -65,6 +65,23 @@ public struct ShakeDetector: Sendable {
     /// would take: a brisk hand, not a slow push or the gravity estimate catching up with a turn.
     static let quickStrokeFactor = 1.5
 
+    /// The clock advances by at least this share of the average sample interval a sample...
+    static let shortestStep = 0.25
+    /// ...and at most this many intervals (a stall is caught up over the following samples).
+    static let longestStep = 2.0
+    /// Weight of each new time step in the average interval (about 20 samples).
+    static let intervalSmoothing = 0.05
+    /// Time steps beyond this (seconds) count as this in the average interval (1 Hz, the slowest sensor).
+    static let maxIntervalEstimate = 1.0
+
+    /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
+    /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
+    /// to down... (Standard gravity, not the estimate: the estimate grows while the motion is one-sided.)
+    static let freeFallSquared = (0.3 * 9.80665) * (0.3 * 9.80665)
+    /// ...for well under this many seconds; a person falling from standing is in the air for a quarter of a
+    /// second and more.
+    static let freeFallTime = 0.1
+
     public private(set) var settings: DetectorSettings
     public private(set) var counters = Counters()
     /// What the detector made of the last sample it accepted, for plots and diagnostics. Worked out when asked,
@@ -110,7 +127,12 @@ public struct ShakeDetector: Sendable {
     /// The last reversal, for ``lastObservation``, and the time of the sample that made it.
     private var lastReversal: Reversal?
     private var lastReversalTime = -Double.infinity
+    /// The detector's clock: the last sample's time, spread out where rows came in bursts.
     private var lastTime = 0.0
+    /// The last sample's timestamp as delivered.
+    private var lastStamp = 0.0
+    /// A running average of the time between timestamps, seconds.
+    private var interval = 0.0
     private var armedAfter = 0.0
     private var gravity = Vector3.zero
     private var fastAverage = Vector3.zero
@@ -144,6 +166,10 @@ public struct ShakeDetector: Sendable {
     // The shake in progress.
     private var mode = Mode.armed
     private var shakePeakSquared = 0.0
+    /// Since when the device has read nearly nothing (the last sample that read more), and whether it has for
+    /// `freeFallTime` since the shake began.
+    private var freeFallSince = 0.0
+    private var fell = false
     private var axisEnergy = Vector3.zero
 
     /// Creates a detector.
@@ -181,18 +207,27 @@ public struct ShakeDetector: Sendable {
             return nil
         }
         counters.samples &+= 1
-        let time = sample.time
         guard isStreaming else {
             startStream(with: sample)
             return nil
         }
-        let dt = time - lastTime
-        if dt < 0 || dt > settings.maxGap {
+        let stamped = sample.time - lastStamp
+        if stamped < 0 || stamped > settings.maxGap {
             counters.discontinuities += 1
             let event = interrupt()
             startStream(with: sample)
             return event
         }
+        lastStamp = sample.time
+        // The detector's clock follows the timestamps, but advances by a quarter to twice the sample interval
+        // a sample: rows held back and then delivered microseconds apart are spread out again instead of
+        // landing at one instant (which makes reversals look like ringing and half periods uneven), and the
+        // row after a stall does not carry the whole stall alone. In a steady stream it is the timestamps.
+        let step = min(stamped, Self.maxIntervalEstimate)
+        interval = interval > 0 ? interval + (step - interval) * Self.intervalSmoothing : step
+        var dt = sample.time - lastTime
+        if interval > 0 { dt = min(max(dt, Self.shortestStep * interval), Self.longestStep * interval) }
+        let time = lastTime + dt
         lastTime = time
 
         let acceleration = sample.acceleration
@@ -223,6 +258,8 @@ public struct ShakeDetector: Sendable {
                         && time - strokeStart <= quickStroke && isAcrossGravity)
             else { return nil }
             mode = .shaking(began: time)
+            fell = false
+            freeFallSince = time
             shakePeakSquared = linear.lengthSquared
             axisEnergy = .zero
             counters.began += 1
@@ -233,6 +270,11 @@ public struct ShakeDetector: Sendable {
             let strokeSquared = stroke.lengthSquared
             accountDuty(strokeSquared, at: time, dt: dt)
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
+            if acceleration.lengthSquared < Self.freeFallSquared {
+                if time - freeFallSince >= Self.freeFallTime { fell = true }
+            } else {
+                freeFallSince = time
+            }
             let linearSquared = linear.lengthSquared
             shakePeakSquared = max(shakePeakSquared, linearSquared)
             if strokeSquared > dutySquared {
@@ -317,6 +359,8 @@ public struct ShakeDetector: Sendable {
     private mutating func startStream(with sample: Sample) {
         isStreaming = true
         lastTime = sample.time
+        lastStamp = sample.time
+        interval = 0
         armedAfter = sample.time + settings.gravityTimeConstant
         gravity = sample.acceleration
         fastAverage = sample.acceleration
@@ -453,6 +497,8 @@ public struct ShakeDetector: Sendable {
 
     /// Why the shake that just went quiet is not one, or nil if it is.
     private func rejection(at time: Double) -> ShakeEvent.Rejection? {
+        // A hand holding the device never lets it fall freely: a trip or a slip that ends in a fall, a drop.
+        if fell { return .freeFall }
         if goodReversals < settings.reversals {
             // A last stroke that never swung back is the most recent failure.
             return pending ? .oneWay : lastRejection ?? .tooFewReversals
