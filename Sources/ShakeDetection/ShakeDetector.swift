@@ -65,14 +65,6 @@ public struct ShakeDetector: Sendable {
     /// would take: a brisk hand, not a slow push or the gravity estimate catching up with a turn.
     static let quickStrokeFactor = 1.5
 
-    /// The clock advances by at least this share of the average sample interval a sample...
-    static let shortestStep = 0.25
-    /// ...and at most this many intervals (a stall is caught up over the following samples).
-    static let longestStep = 2.0
-    /// Weight of each new time step in the average interval (about 20 samples).
-    static let intervalSmoothing = 0.05
-    /// Time steps beyond this (seconds) count as this in the average interval (1 Hz, the slowest sensor).
-    static let maxIntervalEstimate = 1.0
 
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
@@ -127,12 +119,7 @@ public struct ShakeDetector: Sendable {
     /// The last reversal, for ``lastObservation``, and the time of the sample that made it.
     private var lastReversal: Reversal?
     private var lastReversalTime = -Double.infinity
-    /// The detector's clock: the last sample's time, spread out where rows came in bursts.
     private var lastTime = 0.0
-    /// The last sample's timestamp as delivered.
-    private var lastStamp = 0.0
-    /// A running average of the time between timestamps, seconds.
-    private var interval = 0.0
     private var armedAfter = 0.0
     private var gravity = Vector3.zero
     private var fastAverage = Vector3.zero
@@ -211,23 +198,14 @@ public struct ShakeDetector: Sendable {
             startStream(with: sample)
             return nil
         }
-        let stamped = sample.time - lastStamp
-        if stamped < 0 || stamped > settings.maxGap {
+        let time = sample.time
+        let dt = time - lastTime
+        if dt < 0 || dt > settings.maxGap {
             counters.discontinuities += 1
             let event = interrupt()
             startStream(with: sample)
             return event
         }
-        lastStamp = sample.time
-        // The detector's clock follows the timestamps, but advances by a quarter to twice the sample interval
-        // a sample: rows held back and then delivered microseconds apart are spread out again instead of
-        // landing at one instant (which makes reversals look like ringing and half periods uneven), and the
-        // row after a stall does not carry the whole stall alone. In a steady stream it is the timestamps.
-        let step = min(stamped, Self.maxIntervalEstimate)
-        interval = interval > 0 ? interval + (step - interval) * Self.intervalSmoothing : step
-        var dt = sample.time - lastTime
-        if interval > 0 { dt = min(max(dt, Self.shortestStep * interval), Self.longestStep * interval) }
-        let time = lastTime + dt
         lastTime = time
 
         let acceleration = sample.acceleration
@@ -359,8 +337,6 @@ public struct ShakeDetector: Sendable {
     private mutating func startStream(with sample: Sample) {
         isStreaming = true
         lastTime = sample.time
-        lastStamp = sample.time
-        interval = 0
         armedAfter = sample.time + settings.gravityTimeConstant
         gravity = sample.acceleration
         fastAverage = sample.acceleration
