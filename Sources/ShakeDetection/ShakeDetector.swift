@@ -120,7 +120,6 @@ public struct ShakeDetector: Sendable {
     private var lastReversal: Reversal?
     private var lastReversalTime = -Double.infinity
     private var lastTime = 0.0
-    private var armedAfter = 0.0
     private var gravity = Vector3.zero
     private var fastAverage = Vector3.zero
     private var lastMotion = 0.0
@@ -219,7 +218,6 @@ public struct ShakeDetector: Sendable {
 
         switch mode {
         case .armed:
-            guard time >= armedAfter else { return nil }
             // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
             // (limiting free fall never lengthens the vector).
             guard hasStroke || linear.lengthSquared > thresholdSquared else { return nil }
@@ -248,16 +246,17 @@ public struct ShakeDetector: Sendable {
             let strokeSquared = stroke.lengthSquared
             accountDuty(strokeSquared, at: time, dt: dt)
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
-            if acceleration.lengthSquared < Self.freeFallSquared {
-                if time - freeFallSince >= Self.freeFallTime { fell = true }
-            } else {
-                freeFallSince = time
-            }
             let linearSquared = linear.lengthSquared
             shakePeakSquared = max(shakePeakSquared, linearSquared)
             if strokeSquared > dutySquared {
                 axisEnergy =
                     axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
+                freeFallSince = time
+            } else if lastAcceleration.lengthSquared < Self.freeFallSquared {
+                // Falling freely adds nothing to a stroke (the free-fall rule): only a weak sample can be one.
+                if time - freeFallSince >= Self.freeFallTime { fell = true }
+            } else {
+                freeFallSince = time
             }
             if lastMotion - began > settings.tooLong {
                 return cancel(began: began, at: time, reason: .tooLong, then: .calming)
@@ -337,12 +336,12 @@ public struct ShakeDetector: Sendable {
     private mutating func startStream(with sample: Sample) {
         isStreaming = true
         lastTime = sample.time
-        armedAfter = sample.time + settings.gravityTimeConstant
         gravity = sample.acceleration
         fastAverage = sample.acceleration
         lastAcceleration = sample.acceleration
         lastMotion = sample.time
-        mode = .armed
+        // The gravity estimate settles first.
+        mode = .refractory(until: sample.time + settings.gravityTimeConstant)
         resetStrokes()
     }
 
