@@ -65,7 +65,6 @@ public struct ShakeDetector: Sendable {
     /// would take: a brisk hand, not a slow push or the gravity estimate catching up with a turn.
     static let quickStrokeFactor = 1.5
 
-
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
     /// to down... (Standard gravity, not the estimate: the estimate grows while the motion is one-sided.)
