@@ -160,7 +160,7 @@ let package = Package(
             name: "ShakeDaemon",
             dependencies: [
                 "IIOSensor", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
-                "SystemdSupport",
+                "SystemdSupport", "UInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -179,13 +179,14 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeDaemonTests",
-            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection"],
+            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOSensor", "UInput"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IIOSensorTests",
             dependencies: [
-                "IIOSensor", "ShakeDetection", "ShakeTestSupport", .product(name: "Logging", package: "swift-log"),
+                "IIOSensor", "ShakeDetection", "ShakeTestSupport", "ShakeDaemon",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

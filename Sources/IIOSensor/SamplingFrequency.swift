@@ -50,6 +50,25 @@ public enum SamplingFrequency {
         }
     }
 
+    /// The lowest rate at or above `minimum`: for a reader that needs only a few samples a second. The lowest
+    /// listed rate that reaches `minimum` (the fastest listed, if none does); `minimum` itself, within the range,
+    /// for a range or when nothing is listed.
+    public static func lowest(atLeast minimum: Double, available: Available?) -> Double {
+        switch available {
+        case nil:
+            return minimum
+        case .list(let rates):
+            return rates.filter { $0 >= minimum }.min() ?? rates.max() ?? minimum
+        case .range(let low, let step, let high):
+            var rate = min(max(minimum, low), high)
+            if step > 0 {
+                rate = low + ((rate - low) / step).rounded(.up) * step
+                if rate > high { rate -= step }
+            }
+            return rate
+        }
+    }
+
     /// A rate as sysfs takes it: `100`, `12.5`.
     public static func format(_ rate: Double) -> String {
         rate == rate.rounded() && abs(rate) < 1e9 ? String(Int(rate)) : String(rate)

@@ -79,7 +79,11 @@ public final class SensorSource {
         return DeviceSelection.choose(from: accelerometers, request: configuration.request)?.accelerometer
     }
 
-    public func run(wakeup: Wakeup, onSample: (Sample) -> Void, onBreak: (String) -> Void) {
+    /// - Parameter lowestRate: when given, capture at the lowest rate the sensor offers at or above it instead
+    ///   of the configured one (a reader that needs only a few samples a second).
+    public func run(
+        wakeup: Wakeup, lowestRate: Double? = nil, onSample: (Sample) -> Void, onBreak: (String) -> Void
+    ) {
         while !wakeup.isSignalled {
             let fingerprint = backend.devicesFingerprint()
             let context: any IIOContextHandle
@@ -107,8 +111,8 @@ public final class SensorSource {
             }
             lastNotice = nil
             let outcome = capture(
-                selection, context: context, fingerprint: fingerprint, wakeup: wakeup, onSample: onSample,
-                onBreak: onBreak)
+                selection, context: context, fingerprint: fingerprint, wakeup: wakeup, lowestRate: lowestRate,
+                onSample: onSample, onBreak: onBreak)
             switch outcome {
             case .stopped:
                 return
@@ -137,10 +141,10 @@ public final class SensorSource {
 
     private func capture(
         _ selection: DeviceSelection, context: any IIOContextHandle, fingerprint: String?, wakeup: Wakeup,
-        onSample: (Sample) -> Void, onBreak: (String) -> Void
+        lowestRate: Double?, onSample: (Sample) -> Void, onBreak: (String) -> Void
     ) -> CaptureOutcome {
         let accelerometer = selection.accelerometer
-        let rate = configureRate(accelerometer, context: context)
+        let rate = configureRate(accelerometer, context: context, lowestRate: lowestRate)
         logger.info(
             "using accelerometer \(accelerometer.displayName): \(selection.reason)",
             metadata: [
@@ -274,10 +278,13 @@ public final class SensorSource {
         return .restart("switching to another sensor")
     }
 
-    /// Sets the sampling rate: the configured one, or the nearest listed rate at or above 50 Hz.
+    /// Sets the sampling rate: the configured one, or the nearest listed rate at or above 50 Hz; with
+    /// `lowestRate`, the lowest offered at or above it.
     /// - Returns: the rate the device reports afterwards (the requested one when it has no such attribute).
-    private func configureRate(_ accelerometer: Accelerometer, context: any IIOContextHandle) -> Double {
-        let requested = configuration.rate
+    private func configureRate(
+        _ accelerometer: Accelerometer, context: any IIOContextHandle, lowestRate: Double?
+    ) -> Double {
+        let requested = lowestRate ?? configuration.rate
         guard let attribute = accelerometer.frequencyAttribute else { return requested }
         var available: SamplingFrequency.Available?
         if let name = accelerometer.availableFrequenciesAttribute,
@@ -285,7 +292,9 @@ public final class SensorSource {
         {
             available = SamplingFrequency.Available(parsing: text)
         }
-        let rate = SamplingFrequency.choose(requested: requested, available: available)
+        let rate =
+            lowestRate.map { SamplingFrequency.lowest(atLeast: $0, available: available) }
+            ?? SamplingFrequency.choose(requested: requested, available: available)
         do {
             try context.write(device: accelerometer.id, attribute: attribute, value: SamplingFrequency.format(rate))
         } catch {
