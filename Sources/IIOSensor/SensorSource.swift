@@ -42,6 +42,12 @@ public final class SensorSource {
     /// Called when the loop starts waiting for a sensor (none present, none matching, or none readable), with
     /// the reason; again only when the reason changes.
     public var waiting: (String) -> Void = { _ in }
+    /// Called when the sensor is busy (EBUSY: another program holds its node, buffer or trigger), with the
+    /// accelerometer and what to tell the user (who holds it, what to do); the loop retries with back-off.
+    public var busy: (Accelerometer, String) -> Void = { _, _ in }
+    /// The programs holding a device node (`/dev/iio:deviceN`).
+    public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
+    private var backoff = RetryBackoff()
 
     private let backend: any IIOBackend
     private let configuration: Configuration
@@ -127,6 +133,10 @@ public final class SensorSource {
                 if stopped { return }
             case .restart(let reason):
                 onBreak(reason)
+            case .busy:
+                let wait = backoff.next()
+                logger.debug("retrying the busy sensor", metadata: ["seconds": "\(SamplingFrequency.format(wait))"])
+                if wakeup.sleep(for: .milliseconds(Int64(wait * 1000))) { return }
             }
         }
     }
@@ -137,6 +147,8 @@ public final class SensorSource {
         case broke(String, delivered: Bool)
         /// Another sensor should be used: look again at once.
         case restart(String)
+        /// The sensor is held by another program: try again after a back-off.
+        case busy
     }
 
     private func capture(
@@ -144,6 +156,9 @@ public final class SensorSource {
         lowestRate: Double?, onSample: (Sample) -> Void, onBreak: (String) -> Void
     ) -> CaptureOutcome {
         let accelerometer = selection.accelerometer
+        // As the device was found, to leave it so (a program that used it before resumes).
+        let found = context.deviceState(device: accelerometer.id)
+        defer { if let found { restore(found, of: accelerometer, context: context) } }
         let rate = configureRate(accelerometer, context: context, lowestRate: lowestRate)
         logger.info(
             "using accelerometer \(accelerometer.displayName): \(selection.reason)",
@@ -161,6 +176,14 @@ public final class SensorSource {
                 driver = try BufferedDriver(
                     accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic,
                     paced: configuration.pacedReads)
+            } catch .failed(let failure) where failure.isBusy {
+                let advice = DeviceHolders.advice(
+                    device: accelerometer.id, holders: findHolders("/dev/\(accelerometer.id)"))
+                logger.error(
+                    "the sensor is busy: another program holds it",
+                    metadata: ["device": "\(accelerometer.id)", "error": "\(failure)", "advice": "\(advice)"])
+                busy(accelerometer, advice)
+                return .busy
             } catch {
                 logger.warning(
                     accelerometer.hasRawAttributes
@@ -179,6 +202,7 @@ public final class SensorSource {
             return waitForChange(from: fingerprint, wakeup: wakeup) ? .stopped : .restart("the sensor cannot be read")
         }
         logger.info("capturing from \(accelerometer.id): \(driver.summary)")
+        backoff.reset()
         sensorChanged((accelerometer, rate))
         defer { sensorChanged(nil) }
 
@@ -255,6 +279,29 @@ public final class SensorSource {
                     onSample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration)))
                 }
             }
+        }
+    }
+
+    /// Puts the device back as it was found: trigger, buffer length and watermark, rate, scan elements, and the
+    /// buffer on again if it was.
+    private func restore(_ found: DeviceState, of accelerometer: Accelerometer, context: any IIOContextHandle) {
+        guard let now = context.deviceState(device: accelerometer.id) else { return }
+        let writes = found.restoration(from: now)
+        guard !writes.isEmpty else { return }
+        let failed = context.apply(device: accelerometer.id, writes: writes)
+        if failed.isEmpty {
+            logger.info(
+                "left the sensor as it was found",
+                metadata: [
+                    "device": "\(accelerometer.id)", "writes": "\(writes.map(\.description).joined(separator: " "))",
+                ])
+        } else {
+            logger.warning(
+                "cannot leave the sensor entirely as it was found",
+                metadata: [
+                    "device": "\(accelerometer.id)",
+                    "failed": "\(failed.map { "\($0.0): \($0.1.reason)" }.joined(separator: "; "))",
+                ])
         }
     }
 

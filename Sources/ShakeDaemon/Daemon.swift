@@ -232,6 +232,14 @@ public final class Daemon: Sendable {
                     status:
                         "capturing from \(accelerometer.displayName) at \(SamplingFrequency.format(rate)) Hz")
             }
+            source.busy = { [self] accelerometer, advice in
+                shared.withLock {
+                    $0.sensor = SensorInfo(
+                        source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
+                        location: accelerometer.location?.rawValue, state: "busy", reason: advice)
+                }
+                ready(status: advice)
+            }
             source.waiting = { [self] reason in
                 relayAct { $0.sensorGone() }
                 shared.withLock { $0.sensor = SensorInfo(source: "none", state: "waiting", reason: reason) }

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The programs that hold a device node open, found in `/proc/PID/fd` (as far as permissions allow: an
+/// unprivileged daemon sees its own user's processes only, unless the holder's fds are readable to it).
+public enum DeviceHolders {
+    /// A process holding the node.
+    public struct Holder: Sendable, Hashable, CustomStringConvertible {
+        public var pid: Int
+        /// Its command name (`/proc/PID/comm`), when readable.
+        public var command: String?
+
+        public init(pid: Int, command: String?) {
+            self.pid = pid
+            self.command = command
+        }
+
+        /// `iio-sensor-proxy (pid 812)`.
+        public var description: String { "\(command ?? "a process") (pid \(pid))" }
+    }
+
+    /// The processes with `node` open, skipping this one; at most `limit`, reading at most `maximumFDs`
+    /// descriptors per process, so that the cost stays bounded on a busy machine.
+    public static func find(
+        _ node: String, procRoot: String = "/proc", limit: Int = 8, maximumFDs: Int = 4096
+    ) -> [Holder] {
+        guard let entries = SystemFiles.list(procRoot) else { return [] }
+        let me = Int(getpid())
+        var holders: [Holder] = []
+        for entry in entries {
+            guard let pid = Int(entry), pid != me || procRoot != "/proc" else { continue }
+            let fdDirectory = "\(procRoot)/\(entry)/fd"
+            guard let fds = SystemFiles.list(fdDirectory) else { continue }
+            for fd in fds.prefix(maximumFDs) where link("\(fdDirectory)/\(fd)") == node {
+                let command = SystemFiles.read("\(procRoot)/\(entry)/comm")?.trimmingWhitespace()
+                holders.append(Holder(pid: pid, command: command.flatMap { $0.isEmpty ? nil : $0 }))
+                break
+            }
+            if holders.count >= limit { break }
+        }
+        return holders.sorted { $0.pid < $1.pid }
+    }
+
+    /// What to tell the user: who holds it, and what to do.
+    public static func advice(device: String, holders: [Holder]) -> String {
+        let who =
+            holders.isEmpty
+            ? "another program (not visible to this user; run `fuser -v /dev/\(device)` as root)"
+            : holders.map(\.description).joined(separator: ", ")
+        let isProxy = holders.contains { $0.command == "iio-sensor-proxy" }
+        let what =
+            isProxy
+            ? "install shaked's hand-over rule (81-shaked-iio-sensor-proxy.rules, with sensor.relay on or auto) so that iio-sensor-proxy reads the relay instead, then `udevadm trigger --subsystem-match=iio` and restart iio-sensor-proxy"
+            : "stop that program, or choose another sensor with sensor.device"
+        return "/dev/\(device) is held by \(who): \(what); shaked retries with back-off"
+    }
+
+    private static func link(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
