@@ -42,18 +42,44 @@ public enum DeviceHolders {
         return holders.sorted { $0.pid < $1.pid }
     }
 
-    /// What to tell the user: who holds it, and what to do.
-    public static func advice(device: String, holders: [Holder]) -> String {
-        let who =
-            holders.isEmpty
-            ? "another program (not visible to this user; run `fuser -v /dev/\(device)` as root)"
-            : holders.map(\.description).joined(separator: ", ")
-        let isProxy = holders.contains { $0.command == "iio-sensor-proxy" }
+    /// The processes running one of `commands` (`/proc/PID/comm` is readable to every user, unlike the fds):
+    /// the likely users of a device whose holder cannot be seen, or that runs its buffer without holding it open
+    /// (iio-sensor-proxy opens the node only for a moment at each read).
+    public static func running(_ commands: Set<String>, procRoot: String = "/proc", limit: Int = 8) -> [Holder] {
+        guard let entries = SystemFiles.list(procRoot) else { return [] }
+        var found: [Holder] = []
+        for entry in entries {
+            guard let pid = Int(entry),
+                let command = SystemFiles.read("\(procRoot)/\(entry)/comm")?.trimmingWhitespace(),
+                commands.contains(command)
+            else { continue }
+            found.append(Holder(pid: pid, command: command))
+            if found.count >= limit { break }
+        }
+        return found.sorted { $0.pid < $1.pid }
+    }
+
+    /// The accelerometer's known other users.
+    public static let knownUsers: Set<String> = ["iio-sensor-proxy"]
+
+    /// What to tell the user: who holds it (or, when that cannot be seen, who probably does), and what to do.
+    public static func advice(device: String, holders: [Holder], suspects: [Holder] = []) -> String {
+        let who: String
+        if !holders.isEmpty {
+            who = "is held by " + holders.map(\.description).joined(separator: ", ")
+        } else if !suspects.isEmpty {
+            who =
+                "is in use, probably by " + suspects.map(\.description).joined(separator: ", ")
+                + ", which runs its buffer"
+        } else {
+            who = "is held by another program (not visible to this user; run `fuser -v /dev/\(device)` as root)"
+        }
+        let isProxy = (holders + suspects).contains { $0.command == "iio-sensor-proxy" }
         let what =
             isProxy
             ? "install shaked's hand-over rule (81-shaked-iio-sensor-proxy.rules, with sensor.relay on or auto) so that iio-sensor-proxy reads the relay instead, then `udevadm trigger --subsystem-match=iio` and restart iio-sensor-proxy"
             : "stop that program, or choose another sensor with sensor.device"
-        return "/dev/\(device) is held by \(who): \(what); shaked retries with back-off"
+        return "/dev/\(device) \(who): \(what); shaked retries with back-off"
     }
 
     private static func link(_ path: String) -> String? {

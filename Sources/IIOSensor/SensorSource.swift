@@ -47,6 +47,8 @@ public final class SensorSource {
     public var busy: (Accelerometer, String) -> Void = { _, _ in }
     /// The programs holding a device node (`/dev/iio:deviceN`).
     public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
+    /// The running programs known to use accelerometers, for when the holder cannot be seen.
+    public var findSuspects: () -> [DeviceHolders.Holder] = { DeviceHolders.running(DeviceHolders.knownUsers) }
     private var backoff = RetryBackoff()
 
     private let backend: any IIOBackend
@@ -177,8 +179,9 @@ public final class SensorSource {
                     accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic,
                     paced: configuration.pacedReads)
             } catch .failed(let failure) where failure.isBusy {
+                let holders = findHolders("/dev/\(accelerometer.id)")
                 let advice = DeviceHolders.advice(
-                    device: accelerometer.id, holders: findHolders("/dev/\(accelerometer.id)"))
+                    device: accelerometer.id, holders: holders, suspects: holders.isEmpty ? findSuspects() : [])
                 logger.error(
                     "the sensor is busy: another program holds it",
                     metadata: ["device": "\(accelerometer.id)", "error": "\(failure)", "advice": "\(advice)"])

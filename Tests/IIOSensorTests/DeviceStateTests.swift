@@ -82,12 +82,18 @@ struct DeviceHoldersTests {
         #expect(holders == [.init(pid: 77, command: "monitor"), .init(pid: 812, command: "iio-sensor-proxy")])
         #expect(DeviceHolders.find("/dev/iio:device9", procRoot: root).isEmpty)
         #expect(DeviceHolders.find("/dev/iio:device0", procRoot: "\(root)/missing").isEmpty)
+        #expect(DeviceHolders.running(["iio-sensor-proxy"], procRoot: root) == [.init(pid: 812, command: "iio-sensor-proxy")])
+        #expect(DeviceHolders.running(["nothing"], procRoot: root).isEmpty)
     }
 
     @Test func theAdviceSaysWhoAndWhatToDo() {
         let proxy = DeviceHolders.advice(device: "iio:device0", holders: [.init(pid: 812, command: "iio-sensor-proxy")])
         #expect(
             proxy.hasPrefix("/dev/iio:device0 is held by iio-sensor-proxy (pid 812): install shaked's hand-over rule"))
+        let suspected = DeviceHolders.advice(
+            device: "iio:device0", holders: [], suspects: [.init(pid: 812, command: "iio-sensor-proxy")])
+        #expect(suspected.hasPrefix("/dev/iio:device0 is in use, probably by iio-sensor-proxy (pid 812)"))
+        #expect(suspected.contains("hand-over rule"))
         let unknown = DeviceHolders.advice(device: "iio:device0", holders: [])
         #expect(unknown.contains("not visible to this user"))
         #expect(unknown.contains("fuser -v /dev/iio:device0"))
