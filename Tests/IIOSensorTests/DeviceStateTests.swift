@@ -82,7 +82,10 @@ struct DeviceHoldersTests {
         #expect(holders == [.init(pid: 77, command: "monitor"), .init(pid: 812, command: "iio-sensor-proxy")])
         #expect(DeviceHolders.find("/dev/iio:device9", procRoot: root).isEmpty)
         #expect(DeviceHolders.find("/dev/iio:device0", procRoot: "\(root)/missing").isEmpty)
-        #expect(DeviceHolders.running(["iio-sensor-proxy"], procRoot: root) == [.init(pid: 812, command: "iio-sensor-proxy")])
+        #expect(
+            DeviceHolders.running(["iio-sensor-proxy"], procRoot: root) == [
+                .init(pid: 812, command: "iio-sensor-proxy")
+            ])
         #expect(DeviceHolders.running(["nothing"], procRoot: root).isEmpty)
     }
 
