@@ -33,8 +33,7 @@ public enum DeviceHolders {
             let fdDirectory = "\(procRoot)/\(entry)/fd"
             guard let fds = SystemFiles.list(fdDirectory) else { continue }
             for fd in fds.prefix(maximumFDs) where link("\(fdDirectory)/\(fd)") == node {
-                let command = SystemFiles.read("\(procRoot)/\(entry)/comm")?.trimmingWhitespace()
-                holders.append(Holder(pid: pid, command: command.flatMap { $0.isEmpty ? nil : $0 }))
+                holders.append(Holder(pid: pid, command: command(of: entry, procRoot: procRoot)))
                 break
             }
             if holders.count >= limit { break }
@@ -48,10 +47,11 @@ public enum DeviceHolders {
     public static func running(_ commands: Set<String>, procRoot: String = "/proc", limit: Int = 8) -> [Holder] {
         guard let entries = SystemFiles.list(procRoot) else { return [] }
         var found: [Holder] = []
+        // The kernel keeps 15 bytes of a command's name in comm: "iio-sensor-prox".
+        let short = Set(commands.map { String($0.utf8.prefix(15))! })
         for entry in entries {
-            guard let pid = Int(entry),
-                let command = SystemFiles.read("\(procRoot)/\(entry)/comm")?.trimmingWhitespace(),
-                commands.contains(command)
+            guard let pid = Int(entry), let comm = SystemFiles.read("\(procRoot)/\(entry)/comm")?.trimmingWhitespace(),
+                short.contains(comm), let command = command(of: entry, procRoot: procRoot), commands.contains(command)
             else { continue }
             found.append(Holder(pid: pid, command: command))
             if found.count >= limit { break }
@@ -80,6 +80,19 @@ public enum DeviceHolders {
             ? "install shaked's hand-over rule (81-shaked-iio-sensor-proxy.rules, with sensor.relay on or auto) so that iio-sensor-proxy reads the relay instead, then `udevadm trigger --subsystem-match=iio` and restart iio-sensor-proxy"
             : "stop that program, or choose another sensor with sensor.device"
         return "/dev/\(device) \(who): \(what); shaked retries with back-off"
+    }
+
+    /// A process's command: the name it was started as (`cmdline`'s first word, without its folder), else its
+    /// `comm` (at most 15 bytes).
+    static func command(of entry: String, procRoot: String) -> String? {
+        if let cmdline = SystemFiles.read("\(procRoot)/\(entry)/cmdline"),
+            let first = cmdline.split(separator: "\0", omittingEmptySubsequences: true).first,
+            let name = first.split(separator: "/").last, !name.isEmpty
+        {
+            return String(name)
+        }
+        let comm = SystemFiles.read("\(procRoot)/\(entry)/comm")?.trimmingWhitespace()
+        return comm.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     private static func link(_ path: String) -> String? {

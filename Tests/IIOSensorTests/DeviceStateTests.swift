@@ -61,7 +61,11 @@ struct DeviceHoldersTests {
         for process in processes {
             let fd = "\(root)/\(process.pid)/fd"
             try FileManager.default.createDirectory(atPath: fd, withIntermediateDirectories: true)
-            try (process.command + "\n").write(toFile: "\(root)/\(process.pid)/comm", atomically: true, encoding: .utf8)
+            // As the kernel keeps them: comm cut to 15 bytes, cmdline the full path and arguments.
+            try (String(process.command.utf8.prefix(15))! + "\n").write(
+                toFile: "\(root)/\(process.pid)/comm", atomically: true, encoding: .utf8)
+            try "/usr/libexec/\(process.command)\0--verbose\0".write(
+                toFile: "\(root)/\(process.pid)/cmdline", atomically: true, encoding: .utf8)
             for (number, target) in process.links.enumerated() {
                 try FileManager.default.createSymbolicLink(atPath: "\(fd)/\(number)", withDestinationPath: target)
             }
