@@ -1,4 +1,5 @@
-public import IIOSensor
+public import IIOModel
+import NumberFormat
 public import ShakeDetection
 import UInput
 
@@ -90,11 +91,8 @@ public struct AccelerometerRelay: Sendable {
     /// `1,0,0;0,1,0;0,0,1`: udev's and iio-sensor-proxy's spelling, without spaces so that a udev properties
     /// file needs no quoting.
     static func udevSpelling(_ matrix: MountMatrix) -> String {
-        matrix.rows.map { row in [row.x, row.y, row.z].map(format).joined(separator: ",") }.joined(separator: ";")
-    }
-
-    private static func format(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
+        matrix.rows.map { row in [row.x, row.y, row.z].map { DecimalText.format($0) }.joined(separator: ",") }
+            .joined(separator: ";")
     }
 
     /// The contents of the properties file the udev rule imports for the relay's input device.

@@ -1,4 +1,4 @@
-import IIOSensor
+import IIOModel
 import ShakeDaemon
 import ShakeDetection
 import Testing
