@@ -234,8 +234,9 @@ extension LibIIOContext {
     /// Read from sysfs directly: libiio 0.24 cannot read a device's current trigger by name, nor its scan
     /// elements' enables before a buffer exists.
     func deviceState(device id: String) -> DeviceState? {
-        guard isLocal else { return nil }
         let directory = "\(LibIIOBackend.sysfsDevices)/\(id)"
+        // A device that went away has nothing to put back.
+        guard isLocal, SystemFiles.read("\(directory)/name") != nil else { return nil }
         func value(_ file: String) -> String? { SystemFiles.read("\(directory)/\(file)")?.trimmingWhitespace() }
         var state = DeviceState()
         state.trigger = value("trigger/current_trigger")
