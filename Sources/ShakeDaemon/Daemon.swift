@@ -105,7 +105,7 @@ public final class Daemon: Sendable {
         let settings = configuration.detector.settings()
         detector = Locked(ShakeDetector(settings: settings))
         var relays = false
-        if case .iio = SourceSpec(parsing: configuration.sensor.source) ?? .iio(uri: nil) {
+        if case .iio = configuration.sensor.source {
             relays = IIOSensorProxy.relays(
                 configuration.sensor.relay,
                 installed: IIOSensorProxy.isInstalled(fileExists: { FileManager.default.fileExists(atPath: $0) }))
@@ -123,12 +123,12 @@ public final class Daemon: Sendable {
         self.configPath = configPath
         started = configuration
         let sensor = configuration.sensor
-        switch SourceSpec(parsing: sensor.source) ?? .iio(uri: nil) {
+        switch sensor.source {
         case .iio(let uri):
             input = .iio(
                 backend: LibIIOBackend(uri: uri),
                 configuration: SensorSource.Configuration(
-                    request: sensor.device.map(DeviceRequest.init(parsing:)) ?? .automatic, rate: sensor.rate))
+                    request: sensor.device, rate: sensor.rate))
         case .replay(let path):
             input = .replay(path: path, speed: run.speed, loop: run.loop)
             shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, state: "replaying") }

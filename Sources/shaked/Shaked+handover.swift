@@ -13,12 +13,12 @@ extension Shaked {
     /// that is off, another sensor chosen), so iio-sensor-proxy keeps the device.
     func handoverProperties(device: String) -> String {
         guard let configuration = try? effectiveConfiguration(path: configPath),
-            case .iio(uri: nil) = SourceSpec(parsing: configuration.sensor.source),
+            case .iio(uri: nil) = configuration.sensor.source,
             IIOSensorProxy.relays(
                 configuration.sensor.relay,
                 installed: IIOSensorProxy.isInstalled(fileExists: { FileManager.default.fileExists(atPath: $0) }))
         else { return "" }
-        let request = configuration.sensor.device.map(DeviceRequest.init(parsing:)) ?? .automatic
+        let request = configuration.sensor.device
         let source = SensorSource(
             backend: LibIIOBackend(uri: nil), configuration: .init(request: request),
             logger: Logger(label: "shaked.udev-handover", factory: { _ in SwiftLogNoOpLogHandler() }))
