@@ -48,6 +48,7 @@ bin:shaked 0755 $sbindir/shaked
 unit:systemd/shaked.service 0644 $unitdir/shaked.service
 unit:systemd/shaked.socket 0644 $unitdir/shaked.socket
 file:udev/60-shaked.rules 0644 $udevrulesdir/60-shaked.rules
+unit:udev/81-shaked-iio-sensor-proxy.rules 0644 $udevrulesdir/81-shaked-iio-sensor-proxy.rules
 file:systemd/shaked.sysusers 0644 $sysusersdir/shaked.conf
 file:systemd/shaked.tmpfiles 0644 $tmpfilesdir/shaked.conf
 file:man/shaked.8 0644 $mandir/man8/shaked.8
@@ -130,7 +131,7 @@ install_config() {
 # present), and the units.
 activate() {
     if command -v systemd-sysusers >/dev/null 2>&1; then
-        systemd-sysusers "$sysusersdir/shaked.conf" && say ran "systemd-sysusers (user shaked, group shaked-admin)" ||
+        systemd-sysusers "$sysusersdir/shaked.conf" && say ran "systemd-sysusers (user shaked, groups shaked-admin and shaked-uinput)" ||
             say skipped "systemd-sysusers failed; create the user shaked before starting the service"
     fi
     if command -v systemd-tmpfiles >/dev/null 2>&1; then
@@ -141,6 +142,9 @@ activate() {
         say ran "udevadm control --reload"
         udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
             say ran "udevadm trigger --action=change --subsystem-match=iio" || true
+        # /dev/uinput's group, for the relay (81-shaked-iio-sensor-proxy.rules).
+        udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput >/dev/null 2>&1 &&
+            say ran "udevadm trigger --action=change --sysname-match=uinput" || true
     else
         say skipped "udev reload (udevd is not running)"
     fi
@@ -175,11 +179,14 @@ uninstall_files() {
         fi
         if command -v udevadm >/dev/null 2>&1 && udevadm control --reload >/dev/null 2>&1; then
             say ran "udevadm control --reload"
+            # The hand-over rule is gone: iio-sensor-proxy gets its type back on the accelerometer shaked had.
+            udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
+                say ran "udevadm trigger --action=change --subsystem-match=iio" || true
         fi
         if [ -d /run/systemd/system ] && systemctl daemon-reload >/dev/null 2>&1; then
             say ran "systemctl daemon-reload"
         fi
-        echo "uninstall: the user shaked and the group shaked-admin stay (remove them with userdel and groupdel)"
+        echo "uninstall: the user shaked and the groups shaked-admin and shaked-uinput stay (remove them with userdel and groupdel)"
     fi
 }
 

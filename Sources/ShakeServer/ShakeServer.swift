@@ -187,6 +187,20 @@ public final class ShakeServer: Sendable {
     /// How often a refusal or limit of one kind is logged at most (the others counted).
     static let warningInterval = TimeAmount.seconds(10)
 
+    /// Most clients the process's descriptor limit leaves room for: the soft limit as the server starts, less
+    /// ``reservedDescriptors``. When `max_clients` asks for more, clients past this are refused with
+    /// `too_many_clients` (and the log says so) instead of waiting unanswered while `accept` fails with EMFILE.
+    let descriptorCapacity: Int
+    /// Descriptors kept for the daemon's own use: the listener, the sensor, the event loop, the journal, the bus.
+    static let reservedDescriptors = 64
+
+    static func descriptorCapacity() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max
+        else { return Int.max }
+        return max(1, Int(clamping: limit.rlim_cur) - reservedDescriptors)
+    }
+
     struct ServerCounters {
         var connections = 0
         var refused = 0
@@ -199,6 +213,7 @@ public final class ShakeServer: Sendable {
     public init(configuration: ServerConfiguration = ServerConfiguration(), hooks: Hooks, logger: Logger) {
         self.hooks = hooks
         self.logger = logger
+        descriptorCapacity = Self.descriptorCapacity()
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         eventLoop = group.next()
         loop = .makeBoxSendingValue(
@@ -397,7 +412,9 @@ public final class ShakeServer: Sendable {
         counters.connections += 1
         client.owedChanged = { [self] change in owedChanged(by: change) }
         let user = client.peer?.uid ?? UInt32.max
-        if let refusal = configuration.slots.refusal(
+        var slots = configuration.slots
+        slots.maxClients = min(slots.maxClients, descriptorCapacity)
+        if let refusal = slots.refusal(
             connected: clients.count, sameUser: loop.value.clientsPerUser[user, default: 0],
             root: client.peer?.uid == 0, admin: client.peer.map(configuration.access.isAdmin) ?? false)
         {
