@@ -25,7 +25,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -81,12 +80,10 @@ let package = Package(
             name: "ShakeEvaluation", dependencies: ["ShakeDetection", "ShakeTrace", "ShakeProtocol"],
             swiftSettings: strictSettings
         ),
-        // The configuration file: schema, defaults, validation.
+        // The configuration file: its YAML subset read without a library, schema, defaults, validation.
         .target(
             name: "ShakeConfig",
-            dependencies: [
-                "ShakeDetection", "ShakeProtocol", "IIOModel", .product(name: "Yams", package: "Yams"),
-            ],
+            dependencies: ["ShakeDetection", "ShakeProtocol", "IIOModel"],
             swiftSettings: strictSettings
         ),
         // The command-line client.

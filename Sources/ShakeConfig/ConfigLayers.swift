@@ -1,5 +1,4 @@
 import Foundation
-import Yams
 
 /// Every problem found in a set of configuration files, each naming its file, line and key.
 public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
@@ -93,8 +92,7 @@ extension ConfigLoader {
             for (name, value) in keys[section] ?? [] {
                 var reader = NodeReader(source: sources["\(section).\(name)"] ?? "", accounts: accounts)
                 reader.checksCombinations = false
-                let single = Node.mapping(
-                    Node.Mapping([(Node(section), Node.mapping(Node.Mapping([(Node(name), value)])))]))
+                let single = Node(.mapping([(Node(section), Node(.mapping([(Node(name), value)])))]))
                 do {
                     _ = try parse(root: single, reader: reader)
                 } catch {
@@ -104,10 +102,10 @@ extension ConfigLoader {
         }
         guard problems.isEmpty else { throw ConfigErrors(problems) }
         // Then all together, for what only the whole can break (a quiet time longer than too_long).
-        let merged = Node.mapping(
-            Node.Mapping(
+        let merged = Node(
+            .mapping(
                 sectionOrder.map { section in
-                    (Node(section), Node.mapping(Node.Mapping((keys[section] ?? []).map { (Node($0.0), $0.1) })))
+                    (Node(section), Node(.mapping((keys[section] ?? []).map { (Node($0.0), $0.1) })))
                 }))
         let configuration: ShakedConfiguration
         do {

@@ -1,6 +1,5 @@
 import Foundation
 public import ShakeDetection
-import Yams
 
 /// Reads and validates the configuration file (YAML).
 ///
@@ -57,11 +56,11 @@ public enum ConfigLoader {
             throw ConfigError(file: source, line: line, message: message)
         }
         do {
-            return try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw ConfigError(file: source, message: "not valid YAML: \(describe(error))")
+            return try YAMLReader.read(text)
         } catch {
-            throw ConfigError(file: source, message: "not valid YAML: \(error)")
+            throw ConfigError(
+                file: source, line: error.mark.line,
+                message: "not valid YAML: \(error.message) (column \(error.mark.column))")
         }
     }
 
@@ -82,10 +81,6 @@ public enum ConfigLoader {
             }
         }
         return configuration
-    }
-
-    private static func describe(_ error: YamlError) -> String {
-        String(describing: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
     }
 }
 
@@ -113,10 +108,10 @@ struct NodeReader {
     /// The pairs of a mapping, keys as strings, in file order; duplicate keys are an error.
     func mapping(_ node: Node, key: String?) throws(ConfigError) -> [(String, Node)] {
         // A section whose keys are all commented out is empty (YAML null): it keeps every default.
-        if key != nil, let scalar = node.scalar, scalar.style == .plain, ["", "~", "null"].contains(scalar.string) {
+        if key != nil, let scalar = node.scalar, scalar.resolved == .null {
             return []
         }
-        guard case .mapping(let mapping) = node else {
+        guard case .mapping(let mapping) = node.content else {
             throw error(node, key: key, "expected a mapping of keys to values")
         }
         var seen = Set<String>()

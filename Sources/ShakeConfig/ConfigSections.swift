@@ -1,6 +1,5 @@
 import IIOModel
 import ShakeProtocol
-import Yams
 
 #if canImport(Glibc)
     import Glibc
@@ -195,7 +194,7 @@ extension NodeReader {
             default: throw error(node, key: key, "'\(scalar.string)' is not a rule; \(allowed)")
             }
         }
-        guard case .sequence(let sequence) = node else { throw error(node, key: key, allowed) }
+        guard case .sequence(let sequence) = node.content else { throw error(node, key: key, allowed) }
         var accounts: [Account] = []
         for item in sequence {
             guard let text = item.scalar?.string else { throw error(item, key: key, allowed) }
