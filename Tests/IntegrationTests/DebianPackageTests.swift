@@ -23,7 +23,6 @@ struct DebianPackageTests {
         "usr/share/doc/shaked/copyright",
         "usr/share/doc/shaked/protocol.md.gz",
         "usr/share/fish/vendor_completions.d/shakectl.fish",
-        "usr/share/lintian/overrides/shaked",
         "usr/share/man/man1/shakectl.1.gz",
         "usr/share/man/man5/shaked.yaml.5.gz",
         "usr/share/man/man8/shaked.8.gz",
