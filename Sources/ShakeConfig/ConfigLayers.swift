@@ -1,5 +1,3 @@
-import Foundation
-
 /// Every problem found in a set of configuration files, each naming its file, line and key.
 public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
     public var errors: [ConfigError]
@@ -30,9 +28,9 @@ extension ConfigLoader {
     public static func dropIns(for main: String, vendor: String = vendorDropInDirectory) -> [String] {
         var byName: [String: String] = [:]
         for directory in [vendor, main + ".d"] {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            let names = ConfigFiles.names(in: directory) ?? []
             for name in names where name.hasSuffix(".yaml") && !name.hasPrefix(".") {
-                byName[name] = (directory as NSString).appendingPathComponent(name)
+                byName[name] = directory.hasSuffix("/") ? directory + name : directory + "/" + name
             }
         }
         return byName.keys.sorted().compactMap { byName[$0] }
@@ -49,7 +47,7 @@ extension ConfigLoader {
         main: String?, mainMustExist: Bool = true, dropIns: [String], accounts: AccountResolver = .system
     ) throws(ConfigErrors) -> LayeredConfiguration {
         var files: [String] = []
-        if let main, mainMustExist || FileManager.default.fileExists(atPath: main) { files.append(main) }
+        if let main, mainMustExist || ConfigFiles.exists(main) { files.append(main) }
         files += dropIns
         var problems: [ConfigError] = []
         // The winning node of each key, and the file it came from; sections in first-seen order.
@@ -128,7 +126,7 @@ extension ConfigLoader {
     /// A file's text, read at most a megabyte.
     static func readText(path: String) throws(ConfigError) -> String {
         let data = try readBounded(path: path, limit: NestingLimit.maxBytes)
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(validating: data, as: UTF8.self) else {
             throw ConfigError(file: path, message: "is not UTF-8 text")
         }
         return text

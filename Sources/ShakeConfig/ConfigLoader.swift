@@ -1,5 +1,8 @@
-import Foundation
 public import ShakeDetection
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Reads and validates the configuration file (YAML).
 ///
@@ -17,26 +20,17 @@ public enum ConfigLoader {
 
     /// Reads at most `limit` bytes: a larger file is refused after reading one byte past the limit, never read
     /// whole (a reload of a huge file must not cost the daemon its memory).
-    static func readBounded(path: String, limit: Int) throws(ConfigError) -> Data {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw ConfigError(file: path, message: exists ? "cannot be read" : "no such file")
-        }
-        defer { try? handle.close() }
-        var data = Data()
+    static func readBounded(path: String, limit: Int) throws(ConfigError) -> [UInt8] {
+        let bytes: [UInt8]
         do {
-            while data.count <= limit, let chunk = try handle.read(upToCount: min(64 << 10, limit + 1 - data.count)),
-                !chunk.isEmpty
-            {
-                data.append(chunk)
-            }
+            bytes = try ConfigFiles.read(path, upTo: limit)
         } catch {
-            throw ConfigError(file: path, message: "cannot be read")
+            throw ConfigError(file: path, message: error.errno == ENOENT ? "no such file" : "cannot be read")
         }
-        guard data.count <= limit else {
+        guard bytes.count <= limit else {
             throw ConfigError(file: path, line: 1, message: "the file is larger than \(limit / 1024) KB")
         }
-        return data
+        return bytes
     }
 
     /// The sections a file may have.
