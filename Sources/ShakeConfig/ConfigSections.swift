@@ -212,4 +212,20 @@ extension NodeReader {
         }
         return section
     }
+
+    func dbusSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.DBusSection {
+        var section = ShakedConfiguration.DBusSection()
+        for (name, value) in try mapping(node, key: "dbus") {
+            let key = "dbus.\(name)"
+            guard name == "mode" else { throw unknown(value, key: key, known: ["mode"]) }
+            // YAML reads a bare on and off as booleans; here they are the words.
+            let text = try string(value, key: key).lowercased()
+            guard let mode = ShakedConfiguration.DBusSection.Mode(rawValue: text) else {
+                let allowed = ShakedConfiguration.DBusSection.Mode.allCases.map(\.rawValue).joined(separator: ", ")
+                throw error(value, key: key, "'\(text)' is not a mode; allowed: \(allowed)")
+            }
+            section.mode = mode
+        }
+        return section
+    }
 }

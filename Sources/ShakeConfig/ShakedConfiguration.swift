@@ -15,6 +15,8 @@ public struct ShakedConfiguration: Sendable, Hashable {
     public var access = AccessSection()
     /// `logging:`.
     public var logging = LoggingSection()
+    /// The D-Bus service on the system bus: `dbus:`.
+    public var dbus = DBusSection()
 
     public init() {}
 
@@ -106,6 +108,24 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var samples = AccessRule.accounts([.group(.name("shaked-admin"))])
         /// Who may inject simulated shakes.
         public var simulate = AccessRule.accounts([.group(.name("shaked-admin"))])
+
+        public init() {}
+    }
+
+    /// The `dbus:` section.
+    public struct DBusSection: Sendable, Hashable {
+        /// Whether to offer the shake object on the system bus.
+        public enum Mode: String, Sendable, Hashable, CaseIterable {
+            /// When the system bus can be reached; a bus that cannot be reached or a name that cannot be taken
+            /// is logged, and the daemon serves its socket alone.
+            case auto
+            /// Always: a bus that cannot be reached or a name that cannot be taken stops the daemon.
+            case on
+            /// Never.
+            case off
+        }
+
+        public var mode = Mode.auto
 
         public init() {}
     }

@@ -10,6 +10,8 @@ public struct CaptureGate: Sendable, Equatable {
         /// `sensor.always_on`.
         case alwaysOn = "capture is always on"
         case subscribers = "a client is subscribed"
+        /// A D-Bus client called `Claim` and has neither released nor left the bus.
+        case busClaims = "a D-Bus client claims the sensor"
         case sampleStreams = "a client streams samples"
         case nobody = "nobody is listening"
     }
@@ -24,6 +26,8 @@ public struct CaptureGate: Sendable, Equatable {
     public private(set) var alwaysOn: Bool
     public private(set) var subscribers = 0
     public private(set) var sampleStreams = 0
+    /// The unique bus names of the D-Bus clients that claim the sensor.
+    public private(set) var busClaims: Set<String> = []
     /// Whether capture was last told to run.
     public private(set) var isCapturing: Bool
 
@@ -41,6 +45,7 @@ public struct CaptureGate: Sendable, Equatable {
         if !hasSocket { return .noSocket }
         if alwaysOn { return .alwaysOn }
         if subscribers > 0 { return .subscribers }
+        if !busClaims.isEmpty { return .busClaims }
         if sampleStreams > 0 { return .sampleStreams }
         return .nobody
     }
@@ -52,6 +57,18 @@ public struct CaptureGate: Sendable, Equatable {
     public mutating func listenersChanged(subscribers: Int, sampleStreams: Int) -> Action? {
         self.subscribers = max(0, subscribers)
         self.sampleStreams = max(0, sampleStreams)
+        return settle()
+    }
+
+    /// A D-Bus client (by its unique name) called `Claim`; a second claim from the same client counts once.
+    public mutating func claimed(by client: String) -> Action? {
+        busClaims.insert(client)
+        return settle()
+    }
+
+    /// A D-Bus client called `Release`, or left the bus; a client that holds no claim changes nothing.
+    public mutating func released(by client: String) -> Action? {
+        busClaims.remove(client)
         return settle()
     }
 

@@ -46,8 +46,8 @@ public final class Daemon: Sendable {
         var idle: Wakeup?
     }
 
-    /// What the capture thread shares with the server's thread and the reload.
-    private struct Shared {
+    /// What the capture thread shares with the server's thread, the bus thread and the reload.
+    struct Shared {
         var sensor = SensorInfo.none
         var shaking = false
         var counters = ShakeDetector.Counters()
@@ -62,15 +62,28 @@ public final class Daemon: Sendable {
         var reloads = 0
         var rejectedReloads = 0
         var ready = false
+        /// Who may do what (the configuration's accounts resolved), for D-Bus callers.
+        var access: AccessPolicy
+        /// The D-Bus clients that claim the sensor, by unique name, with the credentials they claimed with.
+        var busClaimants: [String: PeerCredentials] = [:]
+        /// The property values last announced on the bus.
+        var announced = BusProperties()
+        /// The sequence number of the last event, for the bus when there is no socket server to number them.
+        var lastSeq: UInt64 = 0
+
+        /// The bus object's properties now.
+        var busProperties: BusProperties {
+            BusProperties(sensor: sensor, shaking: shaking, sensitivity: configuration.detector.sensitivity)
+        }
     }
 
     private let runOptions: RunOptions
     private let sink: EventSink
-    private let logger: Logger
+    let logger: Logger
     private let logLevel: LogLevelControl
     private let input: Input
     /// The configuration the daemon started with: sensor and socket changes need a restart.
-    private let started: ShakedConfiguration
+    let started: ShakedConfiguration
     private let reload: @Sendable () throws -> ShakedConfiguration
     private let configPath: @Sendable () -> String?
     private let notifier = ServiceNotifier()
@@ -80,11 +93,14 @@ public final class Daemon: Sendable {
     private let stoppingAnnounced = Locked(false)
     /// The exit status the source ends with (a trace that cannot be read: 1).
     private let sourceStatus = Locked<Int32>(0)
-    private let shared: Locked<Shared>
+    let shared: Locked<Shared>
     /// Stops the capture in progress (when the last listener leaves), and wakes the idle wait (when one comes).
     private let captureControl = Locked<CaptureControl>(CaptureControl())
     private let serverBox = Locked<ShakeServer?>(nil)
     private var server: ShakeServer? { serverBox.withLock { $0 } }
+    /// The shake object on the system bus, while there is one.
+    private let busBox = Locked<BusObject?>(nil)
+    var bus: BusObject? { busBox.withLock { $0 } }
     /// Requests for a simulated shake, for the simulate service.
     private let simulations = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     /// The detector of the live stream, used by the source's thread (and by `run` once that thread has ended):
@@ -100,7 +116,10 @@ public final class Daemon: Sendable {
         detector = Locked(ShakeDetector(settings: settings))
         let gate = CaptureGate(
             printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: configuration.sensor.alwaysOn)
-        shared = Locked(Shared(gate: gate, configuration: configuration, settings: settings))
+        shared = Locked(
+            Shared(
+                gate: gate, configuration: configuration, settings: settings,
+                access: ServerConfiguration(configuration).access))
         sink = EventSink(printEvents: run.printEvents, logger: logger)
         self.runOptions = run
         self.logger = logger
@@ -133,10 +152,20 @@ public final class Daemon: Sendable {
         raiseDescriptorLimit(for: started.clients.maxClients)
         let server = await startServer()
         if runOptions.listener != nil && server == nil { return 1 }
+        let (bus, busFailed) = startBus()
+        if busFailed {
+            await server?.shutdown()
+            return 1
+        }
+        if let bus {
+            busBox.withLock { $0 = bus }
+            announceBusProperties()
+        }
         let hangUps = await UnixSignalsSequence(trapping: .sighup)
         if case .replay(let path, _, _) = input { ready(status: "replaying \(path)") }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let server { services.append(.init(service: ServerService(server: server))) }
+        if let bus { services.append(.init(service: BusService(bus: bus))) }
         services += [
             .init(
                 service: WatchdogService(notifier: notifier, server: server, logger: logger),
@@ -204,12 +233,14 @@ public final class Daemon: Sendable {
                         source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
                         location: accelerometer.location?.rawValue, rate: rate, state: "capturing")
                 }
+                announceBusProperties()
                 ready(
                     status:
                         "capturing from \(accelerometer.displayName) at \(SamplingFrequency.format(rate)) Hz")
             }
             source.waiting = { [self] reason in
                 shared.withLock { $0.sensor = SensorInfo(source: "none", state: "waiting", reason: reason) }
+                announceBusProperties()
                 ready(status: reason)
             }
             captureWhileListened(source)
@@ -221,6 +252,7 @@ public final class Daemon: Sendable {
                     shared.withLock {
                         $0.sensor = SensorInfo(source: "replay", name: path, rate: rate, state: "replaying")
                     }
+                    announceBusProperties()
                 },
                 onSample: process)
             sourceStatus.withLock { $0 = status }
@@ -310,7 +342,7 @@ public final class Daemon: Sendable {
     }
 
     /// Starts or stops capture as the gate decided.
-    private func perform(_ action: CaptureGate.Action?) {
+    func perform(_ action: CaptureGate.Action?) {
         captureControl.withLock { control in
             switch action {
             case .startCapture: control.idle?.signal()
@@ -343,6 +375,7 @@ public final class Daemon: Sendable {
                         state.sensor.reason = nil
                     }
                 }
+                announceBusProperties()
                 logger.info("nobody is listening: capture is off until a client connects")
                 ready(status: "capture off: nobody is listening")
                 while !shutdown.isSignalled && !idle.isSignalled {
@@ -381,17 +414,23 @@ public final class Daemon: Sendable {
     private func emit(_ event: ShakeEvent) {
         let seq = server?.publish(event)
         let (shaking, counters) = detector.withLock { ($0.isShaking, $0.counters) }
-        let sensor = shared.withLock {
+        let (sensor, busSeq) = shared.withLock {
             $0.shaking = shaking
             $0.counters = counters
-            return $0.sensor
+            $0.lastSeq = seq.map { UInt64(clamping: $0) } ?? $0.lastSeq + 1
+            return ($0.sensor, $0.lastSeq)
         }
         sink.emit(event, seq: seq, sensor: sensor.id ?? sensor.name)
+        if let bus {
+            bus.emit(BusObject.Shake(event, seq: busSeq))
+            announceBusProperties()
+        }
     }
 
     private func streamBroke(_ reason: String) {
         logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
         if case .iio = input { shared.withLock { $0.sensor = .none } }
+        announceBusProperties()
         if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
     }
 
@@ -488,7 +527,10 @@ extension Daemon {
         shared.withLock {
             $0.configuration = new
             $0.reloads += 1
+            $0.access = ServerConfiguration(new).access
         }
+        revokeBusClaims()
+        announceBusProperties()
         if let alwaysOn = change.alwaysOn { perform(shared.withLock { $0.gate.alwaysOnChanged(alwaysOn) }) }
         if !change.needsRestart.isEmpty {
             logger.warning(

@@ -106,3 +106,14 @@ struct ServerService: Service {
         await server.shutdown()
     }
 }
+
+/// The shake object on the system bus: offered before the group starts (like the socket), closed after the source
+/// ended, so that the last events still go out as signals.
+struct BusService: Service {
+    let bus: BusObject
+
+    func run() async {
+        try? await gracefulShutdown()
+        bus.close()
+    }
+}

@@ -55,4 +55,27 @@ struct CaptureGateTests {
         #expect(gate.listenersChanged(subscribers: -3, sampleStreams: -1) == nil)
         #expect(gate.subscribers == 0)
     }
+
+    @Test func aBusClaimStartsCaptureUntilItsClientReleasesOrLeaves() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false)
+        #expect(gate.claimed(by: ":1.7") == .startCapture(.busClaims))
+        #expect(gate.claimed(by: ":1.7") == nil)
+        #expect(gate.claimed(by: ":1.9") == nil)
+        #expect(gate.released(by: ":1.7") == nil)
+        #expect(gate.reason == .busClaims)
+        // A client that never claimed (or already released) changes nothing.
+        #expect(gate.released(by: ":1.7") == nil)
+        #expect(gate.released(by: ":1.42") == nil)
+        #expect(gate.released(by: ":1.9") == .stopCapture)
+        #expect(!gate.isCapturing)
+    }
+
+    @Test func socketSubscribersAndBusClaimsBothKeepCaptureOn() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false)
+        #expect(gate.listenersChanged(subscribers: 1, sampleStreams: 0) == .startCapture(.subscribers))
+        #expect(gate.claimed(by: ":1.3") == nil)
+        #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == nil)
+        #expect(gate.reason == .busClaims)
+        #expect(gate.released(by: ":1.3") == .stopCapture)
+    }
 }
