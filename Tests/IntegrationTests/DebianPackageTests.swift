@@ -18,6 +18,8 @@ struct DebianPackageTests {
         "usr/lib/tmpfiles.d/shaked.conf",
         "usr/sbin/shaked",
         "usr/share/bash-completion/completions/shakectl",
+        "usr/share/dbus-1/system-services/io.github.shaked.Shake1.service",
+        "usr/share/dbus-1/system.d/io.github.shaked.Shake1.conf",
         "usr/share/doc/shaked/changelog.gz",
         "usr/share/doc/shaked/copyright",
         "usr/share/doc/shaked/protocol.md.gz",

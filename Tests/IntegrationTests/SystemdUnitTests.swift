@@ -9,6 +9,7 @@ import Testing
 struct SystemdUnitTests {
     /// Every file `make install-files` puts under DESTDIR with the default PREFIX and SYSCONFDIR.
     static let installedFiles = [
+        "etc/dbus-1/system.d/io.github.shaked.Shake1.conf",
         "etc/shaked/shaked.yaml",
         "usr/local/bin/shakectl",
         "usr/local/lib/systemd/system/shaked.service",
@@ -18,6 +19,7 @@ struct SystemdUnitTests {
         "usr/local/lib/udev/rules.d/60-shaked.rules",
         "usr/local/sbin/shaked",
         "usr/local/share/bash-completion/completions/shakectl",
+        "usr/local/share/dbus-1/system-services/io.github.shaked.Shake1.service",
         "usr/local/share/doc/shaked/protocol.md",
         "usr/local/share/fish/vendor_completions.d/shakectl.fish",
         "usr/local/share/man/man1/shakectl.1",
@@ -57,6 +59,18 @@ struct SystemdUnitTests {
 
         let shipped = try InstallHarness.shippedConfiguration()
         #expect(try InstallHarness.read(destination, "etc/shaked/shaked.yaml") == shipped)
+
+        // The D-Bus service: the unit names its bus name and stays Type=notify; only the service user may own
+        // the name; activation goes through systemd, as that user.
+        #expect(service.contains("\nType=notify\n") && service.contains("\nBusName=io.github.shaked.Shake1\n"))
+        let policy = try InstallHarness.read(destination, "etc/dbus-1/system.d/io.github.shaked.Shake1.conf")
+        #expect(
+            policy.contains(#"<policy user="shaked">"#) && policy.contains(#"<allow own="io.github.shaked.Shake1"/>"#))
+        #expect(policy.components(separatedBy: "<allow own=").count == 2, "only one owner may be allowed")
+        let activation = try InstallHarness.read(
+            destination, "usr/local/share/dbus-1/system-services/io.github.shaked.Shake1.service")
+        #expect(activation.contains("\nName=io.github.shaked.Shake1\n"))
+        #expect(activation.contains("\nUser=shaked\n") && activation.contains("\nSystemdService=shaked.service\n"))
 
         // The man pages of man/, each in its own section.
         for (path, page) in [
