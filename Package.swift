@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "ShakeConfig", targets: ["ShakeConfig"]),
         .executable(name: "shakectl", targets: ["shakectl"]),
         .library(name: "IIOSensor", targets: ["IIOSensor"]),
+        .library(name: "UInput", targets: ["UInput"]),
         .executable(name: "shaked", targets: ["shaked"]),
     ],
     dependencies: [
@@ -147,6 +148,12 @@ let package = Package(
             dependencies: ["CLibIIO", "ShakeDetection", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
+        // The uinput ioctls as C functions, for UInput only.
+        .systemLibrary(name: "CUInput"),
+        // Virtual input devices through /dev/uinput: an accelerometer (the relay to iio-sensor-proxy) and a
+        // keyboard that types key chords. The only user of uinput.
+        .target(name: "UInput", dependencies: ["CUInput"], swiftSettings: strictSettings),
+        .testTarget(name: "UInputTests", dependencies: ["UInput"], swiftSettings: strictSettings),
         // The daemon: the sources, the detector and the server wired together, with systemd; its pure decisions
         // (capture on/off, what a reload changes) as state machines.
         .target(
