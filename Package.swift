@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "shakectl",
             dependencies: [
-                "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeEvaluation", "ShakeClient", "ShakeProtocol",
+                "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeEvaluation", "ShakeClient", "ShakeProtocol", "UInput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings

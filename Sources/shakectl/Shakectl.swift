@@ -13,7 +13,7 @@ struct Shakectl: AsyncParsableCommand {
             """,
         version: ShakedVersion.current,
         subcommands: [
-            ListenCommand.self, ExecCommand.self, StatusCommand.self, SimulateCommand.self, RecordCommand.self,
+            ListenCommand.self, ExecCommand.self, KeyCommand.self, StatusCommand.self, SimulateCommand.self, RecordCommand.self,
             DetectCommand.self, SynthCommand.self, EvalCommand.self, PlotCommand.self, SimulateDeviceCommand.self,
         ]
     )
