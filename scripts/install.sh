@@ -54,6 +54,7 @@ bin:shaked 0755 $sbindir/shaked
 unit:systemd/shaked.service 0644 $unitdir/shaked.service
 unit:systemd/shaked.socket 0644 $unitdir/shaked.socket
 file:udev/60-shaked.rules 0644 $udevrulesdir/60-shaked.rules
+file:udev/70-shaked-uinput.rules 0644 $udevrulesdir/70-shaked-uinput.rules
 file:systemd/shaked.sysusers 0644 $sysusersdir/shaked.conf
 file:systemd/shaked.tmpfiles 0644 $tmpfilesdir/shaked.conf
 file:dbus/io.github.shaked.Shake1.conf 0644 $dbuspolicydir/io.github.shaked.Shake1.conf
@@ -149,6 +150,8 @@ activate() {
         say ran "udevadm control --reload"
         udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
             say ran "udevadm trigger --action=change --subsystem-match=iio" || true
+        udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput >/dev/null 2>&1 &&
+            say ran "udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput" || true
     else
         say skipped "udev reload (udevd is not running)"
     fi

@@ -13,6 +13,7 @@ struct DebianPackageTests {
         "lib/systemd/system/shaked.service",
         "lib/systemd/system/shaked.socket",
         "lib/udev/rules.d/60-shaked.rules",
+        "lib/udev/rules.d/70-shaked-uinput.rules",
         "usr/bin/shakectl",
         "usr/lib/sysusers.d/shaked.conf",
         "usr/lib/tmpfiles.d/shaked.conf",

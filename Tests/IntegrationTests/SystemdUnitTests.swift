@@ -17,6 +17,7 @@ struct SystemdUnitTests {
         "usr/local/lib/sysusers.d/shaked.conf",
         "usr/local/lib/tmpfiles.d/shaked.conf",
         "usr/local/lib/udev/rules.d/60-shaked.rules",
+        "usr/local/lib/udev/rules.d/70-shaked-uinput.rules",
         "usr/local/sbin/shaked",
         "usr/local/share/bash-completion/completions/shakectl",
         "usr/local/share/dbus-1/system-services/io.github.shaked.Shake1.service",
@@ -51,6 +52,10 @@ struct SystemdUnitTests {
         let rule = try InstallHarness.read(destination, "usr/local/lib/udev/rules.d/60-shaked.rules")
         #expect(rule.contains(#"TAG+="systemd", ENV{SYSTEMD_WANTS}+="shaked.service""#))
         #expect(rule.contains(#"GROUP="shaked", MODE="0660""#))
+        // /dev/uinput for the active seat's user only (shakectl key): the uaccess tag, no group, no mode.
+        let uinput = try InstallHarness.read(destination, "usr/local/lib/udev/rules.d/70-shaked-uinput.rules")
+        let uinputRule = uinput.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        #expect(uinputRule == [#"KERNEL=="uinput", SUBSYSTEM=="misc", TAG+="uaccess", OPTIONS+="static_node=uinput""#])
         let sysusers = try InstallHarness.read(destination, "usr/local/lib/sysusers.d/shaked.conf")
         #expect(sysusers.contains("u     shaked "))
         let tmpfiles = try InstallHarness.read(destination, "usr/local/lib/tmpfiles.d/shaked.conf")
