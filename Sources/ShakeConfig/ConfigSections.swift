@@ -79,7 +79,7 @@ extension NodeReader {
 
     func sensorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.SensorSection {
         var section = ShakedConfiguration.SensorSection()
-        let known = ["source", "device", "rate", "always_on"]
+        let known = ["source", "device", "rate", "always_on", "follow_session"]
         for (name, value) in try mapping(node, key: "sensor") {
             let key = "sensor.\(name)"
             switch name {
@@ -103,6 +103,8 @@ extension NodeReader {
                 section.rate = rate
             case "always_on":
                 section.alwaysOn = try bool(value, key: key)
+            case "follow_session":
+                section.followSession = try bool(value, key: key)
             default:
                 throw unknown(value, key: key, known: known)
             }

@@ -30,6 +30,9 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var rate = 100.0
         /// Capture even while nobody listens.
         public var alwaysOn = false
+        /// Capture for a listener (socket subscriber or D-Bus claim) only while its user has an active, unlocked
+        /// session, as logind says; root's listeners always count.
+        public var followSession = true
 
         public init() {}
 

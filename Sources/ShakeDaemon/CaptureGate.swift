@@ -1,7 +1,8 @@
-/// Whether the sensor should capture, and why: capture runs only while somebody listens. No I/O: the daemon
-/// starts or stops capture as the returned actions say.
+/// Whether the sensor should capture, and why: capture runs only while somebody listens, and, with
+/// `sensor.follow_session`, only for listeners whose user has an active, unlocked session (root's listeners
+/// always count). No I/O: the daemon starts or stops capture as the returned actions say.
 public struct CaptureGate: Sendable, Equatable {
-    /// Why capture is on (or, with ``nobody``, off).
+    /// Why capture is on (or, with ``nobody`` and ``sessionsAway``, off).
     public enum Reason: String, Sendable, Equatable {
         /// Events go to standard output (`--print-events`).
         case printEvents = "events are printed"
@@ -13,30 +14,50 @@ public struct CaptureGate: Sendable, Equatable {
         /// A D-Bus client called `Claim` and has neither released nor left the bus.
         case busClaims = "a D-Bus client claims the sensor"
         case sampleStreams = "a client streams samples"
+        /// Clients listen, but every one of their users' sessions is locked or in the background.
+        case sessionsAway = "the listeners' sessions are locked or inactive"
         case nobody = "nobody is listening"
+
+        /// Whether capture runs for this reason.
+        public var captures: Bool { self != .nobody && self != .sessionsAway }
     }
 
     public enum Action: Sendable, Equatable {
         case startCapture(Reason)
-        case stopCapture
+        case stopCapture(Reason)
     }
 
     public let printEvents: Bool
     public let hasSocket: Bool
+    /// `sensor.follow_session`.
+    public let followSession: Bool
     public private(set) var alwaysOn: Bool
-    public private(set) var subscribers = 0
+    /// The user of each socket subscriber; nil when the kernel did not say.
+    public private(set) var subscriberUsers: [UInt32?] = []
+    public var subscribers: Int { subscriberUsers.count }
     public private(set) var sampleStreams = 0
-    /// The unique bus names of the D-Bus clients that claim the sensor.
-    public private(set) var busClaims: Set<String> = []
+    /// The D-Bus clients that claim the sensor: unique bus name → user.
+    public private(set) var busClaims: [String: UInt32] = [:]
+    /// The users with an active, unlocked session, as logind says; nil while that is not known (no logind), when
+    /// every listener counts.
+    public private(set) var presentUsers: Set<UInt32>?
     /// Whether capture was last told to run.
     public private(set) var isCapturing: Bool
 
-    public init(printEvents: Bool, hasSocket: Bool, alwaysOn: Bool) {
+    public init(printEvents: Bool, hasSocket: Bool, alwaysOn: Bool, followSession: Bool = false) {
         self.printEvents = printEvents
         self.hasSocket = hasSocket
         self.alwaysOn = alwaysOn
+        self.followSession = followSession
         isCapturing = false
-        isCapturing = reason != .nobody
+        isCapturing = reason.captures
+    }
+
+    /// Whether a listener of `user` keeps capture on: always, unless sessions are followed and known, the user is
+    /// not root, and has no active, unlocked session. A listener whose user is unknown counts.
+    public func counts(_ user: UInt32?) -> Bool {
+        guard followSession, let presentUsers, let user, user != 0 else { return true }
+        return presentUsers.contains(user)
     }
 
     /// The first reason that holds, in the order above.
@@ -44,31 +65,45 @@ public struct CaptureGate: Sendable, Equatable {
         if printEvents { return .printEvents }
         if !hasSocket { return .noSocket }
         if alwaysOn { return .alwaysOn }
-        if subscribers > 0 { return .subscribers }
-        if !busClaims.isEmpty { return .busClaims }
+        if subscriberUsers.contains(where: counts) { return .subscribers }
+        if busClaims.values.contains(where: counts) { return .busClaims }
+        // A sample stream is a deliberate recording (admin-only): it does not follow sessions.
         if sampleStreams > 0 { return .sampleStreams }
+        if !subscriberUsers.isEmpty || !busClaims.isEmpty { return .sessionsAway }
         return .nobody
     }
 
     /// Whether capture should run now.
-    public var wantsCapture: Bool { reason != .nobody }
+    public var wantsCapture: Bool { reason.captures }
 
-    /// The server's count of clients that want events or samples changed.
-    public mutating func listenersChanged(subscribers: Int, sampleStreams: Int) -> Action? {
-        self.subscribers = max(0, subscribers)
+    /// The server's clients that want events (by user) or samples changed.
+    public mutating func listenersChanged(subscribers: [UInt32?], sampleStreams: Int) -> Action? {
+        subscriberUsers = subscribers
         self.sampleStreams = max(0, sampleStreams)
         return settle()
     }
 
-    /// A D-Bus client (by its unique name) called `Claim`; a second claim from the same client counts once.
-    public mutating func claimed(by client: String) -> Action? {
-        busClaims.insert(client)
+    /// The server's count of clients that want events or samples changed, their users unknown.
+    public mutating func listenersChanged(subscribers: Int, sampleStreams: Int) -> Action? {
+        listenersChanged(subscribers: Array(repeating: nil, count: max(0, subscribers)), sampleStreams: sampleStreams)
+    }
+
+    /// A D-Bus client (by its unique name) of `user` called `Claim`; a second claim from the same client counts
+    /// once.
+    public mutating func claimed(by client: String, user: UInt32) -> Action? {
+        busClaims[client] = user
         return settle()
     }
 
     /// A D-Bus client called `Release`, or left the bus; a client that holds no claim changes nothing.
     public mutating func released(by client: String) -> Action? {
-        busClaims.remove(client)
+        busClaims[client] = nil
+        return settle()
+    }
+
+    /// logind's sessions changed: the users with an active, unlocked session, or nil when logind cannot say.
+    public mutating func sessionsChanged(presentUsers: Set<UInt32>?) -> Action? {
+        self.presentUsers = presentUsers
         return settle()
     }
 
@@ -80,13 +115,13 @@ public struct CaptureGate: Sendable, Equatable {
 
     private mutating func settle() -> Action? {
         let reason = self.reason
-        switch (isCapturing, reason != .nobody) {
+        switch (isCapturing, reason.captures) {
         case (false, true):
             isCapturing = true
             return .startCapture(reason)
         case (true, false):
             isCapturing = false
-            return .stopCapture
+            return .stopCapture(reason)
         default:
             return nil
         }

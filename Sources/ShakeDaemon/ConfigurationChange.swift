@@ -50,6 +50,8 @@ public struct ConfigurationChange: Sendable, Equatable {
         if new.sensor.device != started.sensor.device { needsRestart.append("sensor.device") }
         if new.sensor.rate != started.sensor.rate { needsRestart.append("sensor.rate") }
         if new.socket != started.socket { needsRestart.append("socket") }
+        if new.sensor.followSession != started.sensor.followSession { needsRestart.append("sensor.follow_session") }
+        if new.dbus != started.dbus { needsRestart.append("dbus") }
     }
 }
 

@@ -65,7 +65,7 @@ extension Daemon {
             switch method {
             case "Claim":
                 state.busClaimants[caller.name] = peer
-                return (true, state.gate.claimed(by: caller.name))
+                return (true, state.gate.claimed(by: caller.name, user: caller.uid))
             case "Release":
                 state.busClaimants[caller.name] = nil
                 return (true, state.gate.released(by: caller.name))
@@ -108,5 +108,33 @@ extension Daemon {
             logger.notice("the access rules no longer allow a D-Bus client's claim", metadata: ["client": "\(name)"])
         }
         perform(action)
+    }
+}
+
+// MARK: - Capture that follows the session
+
+extension Daemon {
+    /// Follows logind's sessions when `sensor.follow_session` is on and capture depends on listeners at all; a
+    /// system bus that cannot be had is a log line, and every listener then counts.
+    func startSessionWatcher() -> SessionWatcher? {
+        let (follow, dependsOnListeners) = shared.withLock { state in
+            (state.gate.followSession, state.gate.hasSocket && !state.gate.printEvents)
+        }
+        guard follow, dependsOnListeners else { return nil }
+        do {
+            return try SessionWatcher(logger: logger) { [self] present in
+                logger.info(
+                    "sessions changed",
+                    metadata: [
+                        "present_users":
+                            "\(present.map { $0.sorted().map(String.init).joined(separator: ",") } ?? "unknown")"
+                    ])
+                perform(shared.withLock { $0.gate.sessionsChanged(presentUsers: present) })
+            }
+        } catch {
+            logger.notice(
+                "capture does not follow sessions: the system bus cannot be had", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 }

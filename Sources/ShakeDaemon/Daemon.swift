@@ -115,7 +115,8 @@ public final class Daemon: Sendable {
         let settings = configuration.detector.settings()
         detector = Locked(ShakeDetector(settings: settings))
         let gate = CaptureGate(
-            printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: configuration.sensor.alwaysOn)
+            printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: configuration.sensor.alwaysOn,
+            followSession: configuration.sensor.followSession)
         shared = Locked(
             Shared(
                 gate: gate, configuration: configuration, settings: settings,
@@ -152,8 +153,10 @@ public final class Daemon: Sendable {
         raiseDescriptorLimit(for: started.clients.maxClients)
         let server = await startServer()
         if runOptions.listener != nil && server == nil { return 1 }
+        let sessions = startSessionWatcher()
         let (bus, busFailed) = startBus()
         if busFailed {
+            sessions?.close()
             await server?.shutdown()
             return 1
         }
@@ -166,6 +169,7 @@ public final class Daemon: Sendable {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let server { services.append(.init(service: ServerService(server: server))) }
         if let bus { services.append(.init(service: BusService(bus: bus))) }
+        if let sessions { services.append(.init(service: SessionService(watcher: sessions))) }
         services += [
             .init(
                 service: WatchdogService(notifier: notifier, server: server, logger: logger),
@@ -337,7 +341,7 @@ public final class Daemon: Sendable {
         shared.withLock { $0.gate.wantsCapture }
     }
 
-    private func listenersChanged(_ subscribers: Int, _ streams: Int) {
+    private func listenersChanged(_ subscribers: [UInt32?], _ streams: Int) {
         perform(shared.withLock { $0.gate.listenersChanged(subscribers: subscribers, sampleStreams: streams) })
     }
 
@@ -346,7 +350,9 @@ public final class Daemon: Sendable {
         captureControl.withLock { control in
             switch action {
             case .startCapture: control.idle?.signal()
-            case .stopCapture: control.stop?.signal()
+            case .stopCapture(let reason):
+                logger.info("capture stops", metadata: ["reason": "\(reason.rawValue)"])
+                control.stop?.signal()
             case nil: break
             }
         }
@@ -376,8 +382,13 @@ public final class Daemon: Sendable {
                     }
                 }
                 announceBusProperties()
-                logger.info("nobody is listening: capture is off until a client connects")
-                ready(status: "capture off: nobody is listening")
+                let why = shared.withLock { $0.gate.reason }
+                if why == .sessionsAway {
+                    logger.info("the listeners' sessions are locked or inactive: capture is off until one is back")
+                } else {
+                    logger.info("nobody is listening: capture is off until a client connects")
+                }
+                ready(status: "capture off: \(why.rawValue)")
                 while !shutdown.isSignalled && !idle.isSignalled {
                     idle.sleep(for: .seconds(3600))
                     if shutdown.isSignalled { break }

@@ -117,3 +117,13 @@ struct BusService: Service {
         bus.close()
     }
 }
+
+/// logind's sessions, followed for the capture gate (`sensor.follow_session`); stopped with the group.
+struct SessionService: Service {
+    let watcher: SessionWatcher
+
+    func run() async {
+        try? await gracefulShutdown()
+        watcher.close()
+    }
+}
