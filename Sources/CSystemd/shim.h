@@ -152,16 +152,18 @@ done:
 }
 
 /// Calls `changed` whenever logind's sessions may have changed: a session came or went, a session's properties
-/// changed (Active, LockedHint), or logind itself appeared on or left the bus.
+/// changed (Active, LockedHint), or logind itself appeared on or left the bus. The signals are matched by path
+/// and interface, not by sender: sd-bus compares a match's sender with the message's, which is logind's unique
+/// name, never the well-known one.
 static inline int shaked_login_watch(sd_bus *bus, sd_bus_message_handler_t changed, void *context) {
-    int result = sd_bus_match_signal(bus, NULL, "org.freedesktop.login1", "/org/freedesktop/login1",
-                                     "org.freedesktop.login1.Manager", "SessionNew", changed, context);
+    int result = sd_bus_match_signal(bus, NULL, NULL, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                                     "SessionNew", changed, context);
     if (result < 0) return result;
-    result = sd_bus_match_signal(bus, NULL, "org.freedesktop.login1", "/org/freedesktop/login1",
-                                 "org.freedesktop.login1.Manager", "SessionRemoved", changed, context);
+    result = sd_bus_match_signal(bus, NULL, NULL, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                                 "SessionRemoved", changed, context);
     if (result < 0) return result;
     result = sd_bus_add_match(bus, NULL,
-                              "type='signal',sender='org.freedesktop.login1',"
+                              "type='signal',path_namespace='/org/freedesktop/login1/session',"
                               "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
                               "arg0='org.freedesktop.login1.Session'",
                               changed, context);

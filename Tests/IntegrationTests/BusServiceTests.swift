@@ -242,12 +242,76 @@ struct BusServiceTests {
             }
         }
     }
+
+    /// Capture follows the listener's session (`sensor.follow_session`), as a stand-in logind on the private bus
+    /// tells it: locking stops capture within a second, unlocking starts it again. The listener is not root (root's
+    /// listeners do not follow sessions): run as root, it is nobody.
+    @Test(.enabled(if: Harness.hasUmockdev && PythonBusClient.hasGLib, "umockdev-run or python3-gi is missing"))
+    func lockingTheSessionStopsCaptureAndUnlockingResumesIt() throws {
+        let bus = try PrivateBus()
+        let directory = try Harness.scratch("bus-session")
+        chmod(directory, 0o755)
+        let user = getuid() == 0 ? UInt32(65534) : getuid()
+        let logind = try DaemonProcess(
+            command: ["/usr/bin/python3", Fixtures.path("fake-logind.py"), bus.address, String(user)],
+            pidFile: "\(directory)/logind.pid")
+        defer { _ = logind.stop(signal: SIGKILL) }
+        #expect(logind.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(logind.stderr)")
+
+        let trace = "\(directory)/trace.csv"
+        try Harness.shakectl(["synth", "--before", "60", "--after", "30", "--seed", "3", "--out", trace])
+        try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
+        let socket = "\(directory)/shaked.sock"
+        let daemon = try DaemonProcess(
+            [
+                Harness.umockdevRun!, "--device", "\(directory)/device.umockdev", "--script",
+                "/dev/iio:device0=\(directory)/iio:device0.script", "--", "/usr/bin/env",
+                "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", Harness.product("shaked"), "--socket", socket,
+            ], pidFile: "\(directory)/none")
+        defer { _ = daemon.stop() }
+        func count(_ text: String) -> Int { daemon.stderr.components(separatedBy: text).count - 1 }
+        let on = "a client is listening: capture is on"
+        let away = "the listeners' sessions are locked or inactive: capture is off until one is back"
+        #expect(daemon.wait(timeout: 20) { $0.stderr.contains("capture is off until a client connects") })
+
+        let listenCommand = [Harness.product("shakectl"), "listen", "--socket", socket]
+        let listener = try DaemonProcess(
+            command: getuid() == 0
+                ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + listenCommand
+                : listenCommand,
+            pidFile: "\(directory)/listener.pid")
+        defer { _ = listener.stop() }
+        #expect(daemon.wait(timeout: 10) { _ in count(on) == 1 }, "\(daemon.stderr)\n\(listener.stderr)")
+
+        // Lock, then unlock, twice: each time the daemon must follow within a second.
+        var timings: [String] = []
+        for round in 1...2 {
+            for (signal, line, expected) in [(SIGUSR1, away, round), (SIGUSR2, on, round + 1)] {
+                let sent = Date()
+                guard let pid = logind.daemonPID else { break }
+                kill(pid, signal)
+                let followed = daemon.wait(timeout: 5) { _ in count(line) == expected }
+                let elapsed = Date().timeIntervalSince(sent)
+                #expect(followed, "\(daemon.stderr)")
+                #expect(elapsed < 1, "\(signal == SIGUSR1 ? "lock" : "unlock") followed after \(elapsed) s")
+                timings.append("\(signal == SIGUSR1 ? "lock→off" : "unlock→on") \(Int(elapsed * 1000)) ms")
+            }
+        }
+        print("BusServiceTests: capture followed the session: \(timings.joined(separator: ", "))")
+        #expect(listener.stderr.contains("connected"), "\(listener.stderr)")
+    }
 }
 
 /// A D-Bus client that stays on the bus, in python3-dbus: claims, waits, releases, waits, leaves.
 enum PythonBusClient {
     static var isAvailable: Bool {
         (try? Command.run("/usr/bin/python3", ["-c", "import dbus"]))?.status == 0
+    }
+
+    /// Whether python3-dbus can run a service (GLib's main loop, python3-gi), as the stand-in logind does.
+    static var hasGLib: Bool {
+        (try? Command.run("/usr/bin/python3", ["-c", "import dbus.mainloop.glib; from gi.repository import GLib"]))?
+            .status == 0
     }
 
     static let claimThenRelease = """
