@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "ShakeConfig", targets: ["ShakeConfig"]),
         .executable(name: "shakectl", targets: ["shakectl"]),
         .library(name: "IIOSensor", targets: ["IIOSensor"]),
+        .library(name: "IIOModel", targets: ["IIOModel"]),
+        .library(name: "NumberFormat", targets: ["NumberFormat"]),
         .library(name: "UInput", targets: ["UInput"]),
         .executable(name: "shaked", targets: ["shaked"]),
     ],
@@ -32,14 +34,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
     ],
     targets: [
+        // Numbers as short decimal text, the one formatter every module writes numbers with.
+        .target(name: "NumberFormat", swiftSettings: strictSettings),
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
-        .target(name: "ShakeDetection", swiftSettings: strictSettings),
+        .target(name: "ShakeDetection", dependencies: ["NumberFormat"], swiftSettings: strictSettings),
         // Trace files (CSV `time,x,y,z`) and the trace synthesizer.
-        .target(name: "ShakeTrace", dependencies: ["ShakeDetection"], swiftSettings: strictSettings),
-        // The wire protocol v1: requests and server messages as JSON lines. No I/O.
+        .target(name: "ShakeTrace", dependencies: ["ShakeDetection", "NumberFormat"], swiftSettings: strictSettings),
+        // The wire protocol v1: requests and server messages as JSON lines, and the JSON writer. No I/O.
         .target(
             name: "ShakeProtocol",
-            dependencies: ["ShakeDetection", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["ShakeDetection", "NumberFormat", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         // The socket server: listening, subscribers, access control, the replay ring.
@@ -74,7 +78,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Scoring the detector against labelled corpora of recordings.
-        .target(name: "ShakeEvaluation", dependencies: ["ShakeDetection", "ShakeTrace"], swiftSettings: strictSettings),
+        .target(
+            name: "ShakeEvaluation", dependencies: ["ShakeDetection", "ShakeTrace", "ShakeProtocol", "NumberFormat"],
+            swiftSettings: strictSettings
+        ),
         // The configuration file: schema, defaults, validation.
         .target(
             name: "ShakeConfig",
@@ -85,7 +92,8 @@ let package = Package(
         .executableTarget(
             name: "shakectl",
             dependencies: [
-                "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeEvaluation", "ShakeClient", "ShakeProtocol", "UInput",
+                "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeEvaluation", "ShakeClient", "ShakeProtocol",
+                "IIOModel", "NumberFormat", "UInput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -100,29 +108,32 @@ let package = Package(
         .testTarget(
             name: "ShakeDetectionTests",
             dependencies: [
-                "ShakeDetection", "ShakeTrace", "ShakeTestSupport",
+                "ShakeDetection", "ShakeTrace", "ShakeProtocol", "ShakeTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ShakeTraceTests",
-            dependencies: ["ShakeTrace", "ShakeTestSupport"],
+            dependencies: ["ShakeTrace", "ShakeDetection", "ShakeProtocol", "ShakeTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ShakeEvaluationTests",
-            dependencies: ["ShakeEvaluation", "ShakeTestSupport"],
+            dependencies: ["ShakeEvaluation", "ShakeDetection", "ShakeTrace", "ShakeTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ShakeProtocolTests",
-            dependencies: ["ShakeProtocol", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["ShakeProtocol", "ShakeDetection", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ShakeServerTests",
-            dependencies: ["ShakeServer", "ShakeClient", "ShakeProtocol", "ShakeTestSupport"],
+            dependencies: [
+                "ShakeServer", "ShakeClient", "ShakeProtocol", "ShakeDetection", "ShakeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -132,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeConfigTests",
-            dependencies: ["ShakeConfig", "ShakeTestSupport"],
+            dependencies: ["ShakeConfig", "ShakeDetection", "ShakeTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -142,10 +153,15 @@ let package = Package(
         ),
         // libiio 0.24 (the v0 API), for IIOSensor only.
         .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
-        // Accelerometers through Linux IIO: discovery, scaling, mount matrix, buffered and polled drivers, hotplug.
+        // The IIO model, pure: scan types and layouts, scaling, mount matrix, udev properties, the choice of
+        // device and sampling frequency. No libiio, no I/O: shakectl's simulated devices encode with it too.
+        .target(name: "IIOModel", dependencies: ["ShakeDetection", "NumberFormat"], swiftSettings: strictSettings),
+        // Accelerometers through Linux IIO: discovery, buffered and polled drivers, hotplug. The only libiio user.
         .target(
             name: "IIOSensor",
-            dependencies: ["CLibIIO", "ShakeDetection", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CLibIIO", "IIOModel", "ShakeDetection", "NumberFormat", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         // The uinput ioctls as C functions, for UInput only.
@@ -159,8 +175,8 @@ let package = Package(
         .target(
             name: "ShakeDaemon",
             dependencies: [
-                "IIOSensor", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
-                "SystemdSupport",
+                "IIOSensor", "IIOModel", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
+                "SystemdSupport", "NumberFormat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -171,7 +187,8 @@ let package = Package(
         .executableTarget(
             name: "shaked",
             dependencies: [
-                "ShakeDaemon", "IIOSensor", "ShakeDetection", "ShakeConfig", "ShakeProtocol", "ShakeServer", "SystemdSupport",
+                "ShakeDaemon", "IIOSensor", "IIOModel", "ShakeDetection", "ShakeConfig", "ShakeProtocol", "ShakeServer",
+                "SystemdSupport", "NumberFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -179,13 +196,14 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeDaemonTests",
-            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection"],
+            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IIOSensorTests",
             dependencies: [
-                "IIOSensor", "ShakeDetection", "ShakeTestSupport", .product(name: "Logging", package: "swift-log"),
+                "IIOSensor", "IIOModel", "ShakeDetection", "NumberFormat", "ShakeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

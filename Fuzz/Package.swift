@@ -42,10 +42,10 @@ let package = Package(
                 .product(name: "ShakeDetection", package: "shaked"),
             ]
         ),
-        // IIO scan type strings, scan layouts and the scan decoder (IIOSensor).
+        // IIO scan type strings, scan layouts and the scan decoder (IIOModel).
         .executableTarget(
             name: "FuzzScan",
-            dependencies: ["FuzzSupport", .product(name: "IIOSensor", package: "shaked")]
+            dependencies: ["FuzzSupport", .product(name: "IIOModel", package: "shaked")]
         ),
     ]
 )

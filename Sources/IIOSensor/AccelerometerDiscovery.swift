@@ -1,3 +1,4 @@
+public import IIOModel
 public import Logging
 
 /// Finds the accelerometers among a context's devices and reads what is needed to use them: scaling, mount

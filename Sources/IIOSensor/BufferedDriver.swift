@@ -1,4 +1,6 @@
+public import IIOModel
 public import Logging
+import NumberFormat
 import ShakeDetection
 
 #if canImport(Glibc)
@@ -180,7 +182,7 @@ public final class BufferedDriver: SensorDriver {
         let seconds = current - previous
         guard seconds < 0 || seconds > jumpLimit else { return }
         let magnitude = abs(seconds)
-        let size = SamplingFrequency.format(
+        let size = DecimalText.format(
             magnitude >= 1 ? (magnitude * 10).rounded() / 10 : (magnitude * 1000).rounded() / 1000)
         let level: Logger.Level = now - lastJumpWarning >= 10 ? .warning : .debug
         if level == .warning { lastJumpWarning = now }

@@ -1,4 +1,5 @@
 import CLibIIO
+import IIOModel
 public import Logging
 
 #if canImport(Glibc)

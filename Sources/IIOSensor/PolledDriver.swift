@@ -1,4 +1,6 @@
+public import IIOModel
 public import Logging
+import NumberFormat
 import ShakeDetection
 
 /// Reads an accelerometer by polling its `in_accel_{x,y,z}_raw` attributes at the sampling rate: for devices
@@ -27,7 +29,7 @@ public final class PolledDriver: SensorDriver {
         self.monotonic = monotonic
         self.logger = logger
         self.nextPoll = monotonic()
-        summary = "polled, in_accel_{x,y,z}_raw every \(SamplingFrequency.format((interval * 10000).rounded() / 10)) ms"
+        summary = "polled, in_accel_{x,y,z}_raw every \(DecimalText.format((interval * 10000).rounded() / 10)) ms"
     }
 
     public func next(wakeup: Wakeup) throws(SensorFailure) -> DriverRead {

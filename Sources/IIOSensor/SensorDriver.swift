@@ -1,3 +1,4 @@
+import NumberFormat
 public import ShakeDetection
 
 /// A way of reading an accelerometer: from a buffer, or by polling its attributes. The capture loop
@@ -35,7 +36,7 @@ public enum SensorFailure: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .failed(let error): "\(error)"
-        case .silent(let seconds): "no data for \(SamplingFrequency.format((seconds * 10).rounded() / 10)) s"
+        case .silent(let seconds): "no data for \(DecimalText.format((seconds * 10).rounded() / 10)) s"
         }
     }
 }

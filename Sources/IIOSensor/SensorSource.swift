@@ -1,4 +1,6 @@
+public import IIOModel
 public import Logging
+import NumberFormat
 public import ShakeDetection
 
 #if canImport(Glibc)
@@ -145,7 +147,7 @@ public final class SensorSource {
             "using accelerometer \(accelerometer.displayName): \(selection.reason)",
             metadata: [
                 "device": "\(accelerometer.id)",
-                "rate": "\(SamplingFrequency.format(rate)) Hz",
+                "rate": "\(DecimalText.format(rate)) Hz",
                 "scale": "\(accelerometer.scaling.summary)",
                 "mount_matrix": "\(accelerometer.mountMatrix) (\(accelerometer.mountMatrixSource))",
                 "location": "\(accelerometer.location?.rawValue ?? "unknown")",
@@ -204,7 +206,7 @@ public final class SensorSource {
                 case .silent(let seconds):
                     if driver is BufferedDriver, accelerometer.hasRawAttributes {
                         logger.warning(
-                            "the buffer of \(accelerometer.id) delivered no data for \(SamplingFrequency.format(seconds.rounded())) s; polling its _raw attributes instead"
+                            "the buffer of \(accelerometer.id) delivered no data for \(DecimalText.format(seconds.rounded())) s; polling its _raw attributes instead"
                         )
                         driver.stop()
                         driver = PolledDriver(
@@ -221,7 +223,7 @@ public final class SensorSource {
                             "the sensor has delivered no data; still waiting",
                             metadata: [
                                 "sensor": "\(accelerometer.displayName)",
-                                "seconds": "\(SamplingFrequency.format(seconds.rounded()))",
+                                "seconds": "\(DecimalText.format(seconds.rounded()))",
                             ])
                         silentNoticed = true
                     }
@@ -287,13 +289,13 @@ public final class SensorSource {
         }
         let rate = SamplingFrequency.choose(requested: requested, available: available)
         do {
-            try context.write(device: accelerometer.id, attribute: attribute, value: SamplingFrequency.format(rate))
+            try context.write(device: accelerometer.id, attribute: attribute, value: DecimalText.format(rate))
         } catch {
             logger.warning(
                 "cannot set the sampling rate",
                 metadata: [
                     "device": "\(accelerometer.id)", "attribute": "\(attribute)",
-                    "rate": "\(SamplingFrequency.format(rate)) Hz", "error": "\(error)",
+                    "rate": "\(DecimalText.format(rate)) Hz", "error": "\(error)",
                 ])
         }
         if let text = try? context.read(device: accelerometer.id, attribute: attribute), let actual = Double(text),
@@ -303,8 +305,8 @@ public final class SensorSource {
                 logger.warning(
                     "the sensor runs at another rate than asked for",
                     metadata: [
-                        "device": "\(accelerometer.id)", "rate": "\(SamplingFrequency.format(actual)) Hz",
-                        "asked": "\(SamplingFrequency.format(rate)) Hz",
+                        "device": "\(accelerometer.id)", "rate": "\(DecimalText.format(actual)) Hz",
+                        "asked": "\(DecimalText.format(rate)) Hz",
                     ])
             }
             return actual

@@ -1,6 +1,8 @@
 import Foundation
+import IIOModel
 import IIOSensor
 public import Logging
+import NumberFormat
 import ServiceLifecycle
 public import ShakeConfig
 import ShakeDetection
@@ -225,7 +227,7 @@ public final class Daemon: Sendable {
                 "starting",
                 metadata: [
                     "source": "\(backend.uri.map { "iio:\($0)" } ?? "iio (local)")",
-                    "device": "\(configuration.request)", "rate": "\(SamplingFrequency.format(configuration.rate)) Hz",
+                    "device": "\(configuration.request)", "rate": "\(DecimalText.format(configuration.rate)) Hz",
                 ])
             let source = SensorSource(backend: backend, configuration: configuration, logger: logger)
             // The sensor in use stays in status while capture is off for lack of listeners; it is forgotten
@@ -240,7 +242,7 @@ public final class Daemon: Sendable {
                 announceBusProperties()
                 ready(
                     status:
-                        "capturing from \(accelerometer.displayName) at \(SamplingFrequency.format(rate)) Hz")
+                        "capturing from \(accelerometer.displayName) at \(DecimalText.format(rate)) Hz")
             }
             source.waiting = { [self] reason in
                 shared.withLock { $0.sensor = SensorInfo(source: "none", state: "waiting", reason: reason) }

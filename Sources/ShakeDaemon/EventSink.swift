@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import NumberFormat
 import ShakeDetection
+import ShakeProtocol
 
 /// Where the detector's events go: JSON lines on standard output (with `--print-events`), and the log.
 struct EventSink: Sendable {
@@ -25,19 +27,19 @@ struct EventSink: Sendable {
         if simulated { logger[metadataKey: "simulated"] = "true" }
         switch event {
         case .began(let time):
-            logger.info("shake began", metadata: ["time": "\(JSONObjectWriter.format(time, decimals: 3))"])
+            logger.info("shake began", metadata: ["time": "\(DecimalText.format(time, decimals: 3))"])
         case .ended(let summary):
             logger.info(
                 "shake ended",
                 metadata: [
-                    "time": "\(JSONObjectWriter.format(summary.time, decimals: 3))",
-                    "duration": "\(JSONObjectWriter.format(summary.duration, decimals: 3))",
+                    "time": "\(DecimalText.format(summary.time, decimals: 3))",
+                    "duration": "\(DecimalText.format(summary.duration, decimals: 3))",
                     "axis": "\(summary.axis.rawValue)", "reversals": "\(summary.reversals)",
                 ])
         case .cancelled(let time, _, let reason, _):
             logger.info(
                 "shake cancelled",
-                metadata: ["time": "\(JSONObjectWriter.format(time, decimals: 3))", "reason": "\(reason.rawValue)"])
+                metadata: ["time": "\(DecimalText.format(time, decimals: 3))", "reason": "\(reason.rawValue)"])
         }
     }
 }

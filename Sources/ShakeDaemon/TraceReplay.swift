@@ -1,5 +1,6 @@
 import IIOSensor
 import Logging
+import NumberFormat
 import ShakeDetection
 import ShakeTrace
 
@@ -50,7 +51,7 @@ struct TraceReplay {
             "replaying",
             metadata: [
                 "file": "\(path)",
-                "samples": "\(samples.count)", "seconds": "\(JSONObjectWriter.format(period, decimals: 3))",
+                "samples": "\(samples.count)", "seconds": "\(DecimalText.format(period, decimals: 3))",
                 "speed": "\(speed == 0 ? "as fast as possible" : "\(speed)x")", "loop": "\(loop)",
             ])
         let start = SensorSource.monotonicSeconds()

@@ -1,3 +1,5 @@
+import NumberFormat
+
 /// The detector's parameters. Start from a ``Sensitivity`` preset and override what you need.
 ///
 /// Every time is in seconds, every acceleration in m/s² and every impulse in m/s, so the same settings work at
@@ -195,7 +197,7 @@ public struct DetectorSettings: Sendable, Hashable {
         public var reason: String
 
         public var description: String {
-            "\(parameter.rawValue) = \(JSONObjectWriter.format(value, decimals: 6)): \(reason)"
+            "\(parameter.rawValue) = \(DecimalText.format(value, decimals: 6)): \(reason)"
         }
     }
 
@@ -219,7 +221,7 @@ public struct DetectorSettings: Sendable, Hashable {
 extension DetectorSettings.Parameter {
     /// The allowed range as a reader would write it: `1...50`, `0.05...5`.
     public var allowedText: String {
-        let format = { (value: Double) in JSONObjectWriter.format(value, decimals: 3) }
+        let format = { (value: Double) in DecimalText.format(value, decimals: 3) }
         return "\(format(allowed.lowerBound))...\(format(allowed.upperBound))"
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
-public import ShakeDetection
+import ShakeDetection
+import ShakeProtocol
 
 extension Evaluation {
     /// The evaluation as a table for a person.

@@ -1,4 +1,5 @@
 import Foundation
+import NumberFormat
 public import ShakeDetection
 
 /// Draws a trace as the detector saw it, as an SVG picture: what a person tuning a sensitivity wants to see.
@@ -116,18 +117,18 @@ public struct TracePlot: Sendable {
             guard tick <= end else { break }
             canvas.line(x1: x(tick), y1: top, x2: x(tick), y2: top + upperHeight, color: "#e4e4e4")
             canvas.line(x1: x(tick), y1: lowerTop, x2: x(tick), y2: lowerTop + lowerHeight, color: "#e4e4e4")
-            canvas.text(Self.format(tick), x: x(tick), y: lowerTop + lowerHeight + 16, size: 11, anchor: "middle")
+            canvas.text(Self.label(tick), x: x(tick), y: lowerTop + lowerHeight + 16, size: 11, anchor: "middle")
         }
         canvas.text("time (s)", x: (left + right) / 2, y: height - 8, size: 12, anchor: "middle")
         let upperStep = Self.niceStep(upperMax / 5)
         for value in stride(from: 0, through: upperMax, by: upperStep) {
             canvas.line(x1: left, y1: yUpper(value), x2: right, y2: yUpper(value), color: "#eeeeee")
-            canvas.text(Self.format(value), x: left - 6, y: yUpper(value) + 4, size: 11, anchor: "end")
+            canvas.text(Self.label(value), x: left - 6, y: yUpper(value) + 4, size: 11, anchor: "end")
         }
         for value in [-axisMax, -axisMax / 2, 0, axisMax / 2, axisMax] {
             canvas.line(
                 x1: left, y1: yLower(value), x2: right, y2: yLower(value), color: value == 0 ? "#bbbbbb" : "#eeeeee")
-            canvas.text(Self.format(value), x: left - 6, y: yLower(value) + 4, size: 11, anchor: "end")
+            canvas.text(Self.label(value), x: left - 6, y: yLower(value) + 4, size: 11, anchor: "end")
         }
         canvas.text(
             "gravity-free |a| (m/s²)", x: 16, y: top + upperHeight / 2, size: 12, anchor: "middle", rotate: true)
@@ -225,7 +226,7 @@ public struct TracePlot: Sendable {
         }
         var lines = ["time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event"]
         lines.reserveCapacity(run.times.count + 1)
-        let number = { (value: Double) in JSONObjectWriter.format(value, decimals: 4) }
+        let number = { (value: Double) in DecimalText.format(value, decimals: 4) }
         for index in run.times.indices {
             let linear = run.linear[index]
             let reversal: String
@@ -248,8 +249,8 @@ public struct TracePlot: Sendable {
     func summary(_ events: [ShakeEvent]) -> String {
         let ended = events.filter { $0.phase == .ended }.count
         let cancelled = events.filter { $0.phase == .cancelled }.count
-        var parts = ["threshold \(Self.format(settings.threshold)) m/s²", "\(ended) ended", "\(cancelled) cancelled"]
-        if let label { parts.append("labelled \(Self.format(label.start))–\(Self.format(label.end)) s") }
+        var parts = ["threshold \(Self.label(settings.threshold)) m/s²", "\(ended) ended", "\(cancelled) cancelled"]
+        if let label { parts.append("labelled \(Self.label(label.start))–\(Self.label(label.end)) s") }
         return parts.joined(separator: " · ")
     }
 
@@ -267,8 +268,8 @@ public struct TracePlot: Sendable {
         return max(step, (value / step).rounded(.up) * step)
     }
 
-    static func format(_ value: Double) -> String {
-        JSONObjectWriter.format(value, decimals: 2)
+    static func label(_ value: Double) -> String {
+        DecimalText.format(value, decimals: 2)
     }
 }
 
@@ -292,7 +293,7 @@ struct SVGCanvas {
         """
     }
 
-    private func n(_ value: Double) -> String { JSONObjectWriter.format(value, decimals: 1) }
+    private func n(_ value: Double) -> String { DecimalText.format(value, decimals: 1) }
 
     mutating func line(
         x1: Double, y1: Double, x2: Double, y2: Double, color: String, width: Double = 1, dash: String? = nil

@@ -1,5 +1,3 @@
-public import ShakeDetection
-
 /// What the daemon tells clients about its sensor, in `hello` and `status`.
 public struct SensorInfo: Sendable, Hashable {
     /// Where samples come from: `iio`, `replay`, or `none` while waiting for a sensor.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NumberFormat
 public import ShakeDetection
 
 /// Reading and writing trace files.
@@ -122,17 +123,10 @@ public enum TraceFile {
 
     /// One sample as a row of the trace format, without the newline.
     public static func row(_ sample: Sample, decimals: Int = 4) -> String {
-        format(sample.time, decimals: 6) + "," + format(sample.acceleration.x, decimals: decimals) + ","
-            + format(sample.acceleration.y, decimals: decimals) + ","
-            + format(sample.acceleration.z, decimals: decimals)
-    }
-
-    private static func format(_ value: Double, decimals: Int) -> String {
-        value.isNaN
-            ? "nan"
-            : value.isInfinite
-                ? (value < 0 ? "-inf" : "inf")
-                : JSONObjectWriter.format(value, decimals: decimals)
+        DecimalText.format(sample.time, decimals: 6) + ","
+            + DecimalText.format(sample.acceleration.x, decimals: decimals) + ","
+            + DecimalText.format(sample.acceleration.y, decimals: decimals) + ","
+            + DecimalText.format(sample.acceleration.z, decimals: decimals)
     }
 
     /// Writes samples to a file (`-` is standard output).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import NumberFormat
 import ShakeClient
 import ShakeDetection
 import ShakeProtocol
@@ -44,7 +45,7 @@ extension ServerMessage.Notification {
             detail = "shaking"
         case .ended(let summary):
             detail =
-                "\(JSONObjectWriter.format(summary.duration, decimals: 2)) s, peak \(JSONObjectWriter.format(summary.peak, decimals: 1)) m/s² along \(summary.axis.rawValue), \(summary.reversals) reversals"
+                "\(DecimalText.format(summary.duration, decimals: 2)) s, peak \(DecimalText.format(summary.peak, decimals: 1)) m/s² along \(summary.axis.rawValue), \(summary.reversals) reversals"
         case .cancelled(_, _, let reason, let rejection):
             detail =
                 reason.rawValue.replacingOccurrences(of: "_", with: " ")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ShakeConfig
 import ShakeDetection
+import ShakeProtocol
 import ShakeTrace
 
 struct DetectCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NumberFormat
 import ShakeConfig
 import ShakeDetection
 import ShakeEvaluation
@@ -79,7 +80,7 @@ struct EvalCommand: ParsableCommand {
         if json {
             print(evaluation.json(sensitivity: name, corpus: directory))
         } else {
-            let rate = resample.map { ", resampled to \(JSONObjectWriter.format($0, decimals: 1)) Hz" } ?? ""
+            let rate = resample.map { ", resampled to \(DecimalText.format($0, decimals: 1)) Hz" } ?? ""
             print(
                 evaluation.report(
                     title: "\(directory): \(corpus.recordings.count) recordings, sensitivity \(name)\(rate)"))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NumberFormat
 import ShakeClient
 import ShakeDetection
 import ShakeProtocol
@@ -114,7 +115,7 @@ actor CommandRunner {
         var variables = [
             "SHAKE_PHASE": notification.event.phase.rawValue,
             "SHAKE_SEQ": String(notification.seq),
-            "SHAKE_TIME": JSONObjectWriter.format(notification.event.time, decimals: 3),
+            "SHAKE_TIME": DecimalText.format(notification.event.time, decimals: 3),
             "SHAKE_SIMULATED": notification.simulated ? "1" : "0",
             "SHAKE_TIMESTAMP": notification.timestamp,
         ]
@@ -122,12 +123,12 @@ actor CommandRunner {
         case .began:
             break
         case .ended(let summary):
-            variables["SHAKE_DURATION"] = JSONObjectWriter.format(summary.duration, decimals: 3)
-            variables["SHAKE_PEAK"] = JSONObjectWriter.format(summary.peak, decimals: 2)
+            variables["SHAKE_DURATION"] = DecimalText.format(summary.duration, decimals: 3)
+            variables["SHAKE_PEAK"] = DecimalText.format(summary.peak, decimals: 2)
             variables["SHAKE_AXIS"] = summary.axis.rawValue
             variables["SHAKE_REVERSALS"] = String(summary.reversals)
         case .cancelled(let time, let began, let reason, let detail):
-            variables["SHAKE_DURATION"] = JSONObjectWriter.format(time - began, decimals: 3)
+            variables["SHAKE_DURATION"] = DecimalText.format(time - began, decimals: 3)
             variables["SHAKE_REASON"] = reason.rawValue
             if let detail { variables["SHAKE_DETAIL"] = detail.rawValue }
         }

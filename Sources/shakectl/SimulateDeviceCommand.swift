@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import IIOModel
+import NumberFormat
 import ShakeDetection
 import ShakeTrace
 
@@ -210,49 +212,6 @@ struct SimulatedAccelerometer {
         self.shape = shape
     }
 
-    /// How one scan element is stored (the IIO ABI's `[be|le]:[s|u]BITS/STORAGE>>SHIFT`).
-    struct ElementType {
-        var bigEndian = false
-        var signed = true
-        var bits = 16
-        var storage = 16
-        var shift = 0
-
-        var text: String { "\(bigEndian ? "be" : "le"):\(signed ? "s" : "u")\(bits)/\(storage)>>\(shift)" }
-
-        /// The counts the element can hold: its real bits, not its storage (a 12-bit sample in 16-bit storage
-        /// reads -2048...2047). A 64-bit unsigned type is limited to the positive 63 bits.
-        var range: ClosedRange<Int64> {
-            if signed {
-                return bits >= 64 ? Int64.min...Int64.max : -(1 << Int64(bits - 1))...((1 << Int64(bits - 1)) - 1)
-            }
-            return bits >= 63 ? 0...Int64.max : 0...((1 << Int64(bits)) - 1)
-        }
-
-        /// The whole number of counts nearest `value`, clipped to ``range`` as a sensor clips at full scale
-        /// (infinities read as full scale; NaN, which no sensor reports, as 0).
-        func clip(_ value: Double) -> Int64 {
-            guard !value.isNaN else { return min(max(0, range.lowerBound), range.upperBound) }
-            // Compare as Doubles first: converting a value beyond Int64 would trap.
-            if value <= Double(range.lowerBound) { return range.lowerBound }
-            if value >= Double(range.upperBound) { return range.upperBound }
-            return min(max(Int64(value.rounded()), range.lowerBound), range.upperBound)
-        }
-
-        /// The stored bytes of a value (clamped to the type's range).
-        func encode(_ value: Int64) -> [UInt8] {
-            let clamped = min(max(value, range.lowerBound), range.upperBound)
-            var word = UInt64(bitPattern: clamped)
-            if bits < 64 { word &= (1 << UInt64(bits)) - 1 }
-            word <<= UInt64(shift)
-            let count = storage / 8
-            return (0..<count).map { index in
-                let byteIndex = bigEndian ? count - 1 - index : index
-                return UInt8(truncatingIfNeeded: word >> UInt64(8 * byteIndex))
-            }
-        }
-    }
-
     var isBuffered: Bool { shape != .polled }
     var hasTimestamp: Bool { isBuffered && shape != .noTimestamp }
     /// The trigger's name, or nil for none.
@@ -264,13 +223,23 @@ struct SimulatedAccelerometer {
         }
     }
 
-    var elementType: ElementType {
+    /// How each axis is stored in a scan (the IIO ABI's `[be|le]:[s|u]BITS/STORAGE>>SHIFT`).
+    var elementType: ScanType {
         switch shape {
-        case .shifted: ElementType(bits: 12, storage: 16, shift: 4)
-        case .bigEndian: ElementType(bigEndian: true)
-        case .scaled: ElementType(signed: false)
-        default: ElementType()
+        case .shifted: ScanType(bits: 12, storageBits: 16, shift: 4)
+        case .bigEndian: ScanType(isBigEndian: true, bits: 16, storageBits: 16)
+        case .scaled: ScanType(isSigned: false, bits: 16, storageBits: 16)
+        default: ScanType(bits: 16, storageBits: 16)
         }
+    }
+
+    /// The scan as the kernel packs it: x, y, z, then the timestamp when the shape has one.
+    var layout: ScanLayout {
+        var enabled: [(role: ScanLayout.Role, index: Int, type: ScanType)] = [
+            (.x, 0, elementType), (.y, 1, elementType), (.z, 2, elementType),
+        ]
+        if hasTimestamp { enabled.append((.timestamp, 3, .timestamp)) }
+        return ScanLayout(enabled)
     }
 
     /// Per axis: the scale and the offset that turn its raw counts into m/s².
@@ -286,7 +255,7 @@ struct SimulatedAccelerometer {
     /// The matrix from the sensor's axes to the device's (rows), as the rotated shapes declare it.
     static let rotation = [[0.0, 1, 0], [-1.0, 0, 0], [0.0, 0, 1]]
     static var rotationText: String {
-        rotation.map { $0.map { format($0) }.joined(separator: ", ") }.joined(separator: "; ")
+        rotation.map { $0.map { DecimalText.format($0) }.joined(separator: ", ") }.joined(separator: "; ")
     }
     var isRotated: Bool { shape == .rotated || shape == .udevRotated }
 
@@ -332,12 +301,12 @@ struct SimulatedAccelerometer {
         }
         switch shape {
         case .scaled:
-            attributes.append(("in_accel_x_scale", Self.format(scales[0])))
-            attributes.append(("in_accel_y_scale", Self.format(scales[1])))
-            attributes.append(("in_accel_scale", Self.format(scales[2])))
-            attributes.append(("in_accel_offset", Self.format(offset)))
+            attributes.append(("in_accel_x_scale", DecimalText.format(scales[0])))
+            attributes.append(("in_accel_y_scale", DecimalText.format(scales[1])))
+            attributes.append(("in_accel_scale", DecimalText.format(scales[2])))
+            attributes.append(("in_accel_offset", DecimalText.format(offset)))
         default:
-            attributes.append(("in_accel_scale", Self.format(scales[0])))
+            attributes.append(("in_accel_scale", DecimalText.format(scales[0])))
         }
         if shape == .rotated {
             attributes.append(("in_accel_mount_matrix", Self.rotationText))
@@ -350,12 +319,12 @@ struct SimulatedAccelerometer {
             for (index, axis) in ["x", "y", "z"].enumerated() {
                 attributes.append(("scan_elements/in_accel_\(axis)_en", "0"))
                 attributes.append(("scan_elements/in_accel_\(axis)_index", String(index)))
-                attributes.append(("scan_elements/in_accel_\(axis)_type", elementType.text))
+                attributes.append(("scan_elements/in_accel_\(axis)_type", elementType.description))
             }
             if hasTimestamp {
                 attributes.append(("scan_elements/in_timestamp_en", "0"))
                 attributes.append(("scan_elements/in_timestamp_index", "3"))
-                attributes.append(("scan_elements/in_timestamp_type", "le:s64/64>>0"))
+                attributes.append(("scan_elements/in_timestamp_type", ScanType.timestamp.description))
             }
             attributes.append(("buffer/enable", "0"))
             attributes.append(("buffer/length", "0"))
@@ -378,20 +347,9 @@ struct SimulatedAccelerometer {
     /// One scan as the kernel packs it: x, y, z at their storage size, then the timestamp aligned to 8 bytes,
     /// the scan padded to a multiple of its largest element.
     func scan(_ sample: Sample) -> [UInt8] {
-        let type = elementType
-        var bytes: [UInt8] = []
-        for value in raw(sample.acceleration) {
-            bytes += type.encode(value)
-        }
-        if hasTimestamp {
-            while bytes.count % 8 != 0 { bytes.append(0) }
-            let nanoseconds = ElementType(bits: 64, storage: 64)
-            bytes += nanoseconds.encode(nanoseconds.clip(timestamp(at: sample.time) * 1e9))
-        } else {
-            let size = type.storage / 8
-            while bytes.count % size != 0 { bytes.append(0) }
-        }
-        return bytes
+        let raw = raw(sample.acceleration)
+        let nanoseconds = hasTimestamp ? ScanType.timestamp.clip(timestamp(at: sample.time) * 1e9) : 0
+        return layout.encode(x: raw[0], y: raw[1], z: raw[2], timestamp: nanoseconds)
     }
 
     /// The umockdev script for `/dev/iio:deviceN`: one `r <ms> <bytes>` line per sample, bytes below 32 written
@@ -473,10 +431,6 @@ struct SimulatedAccelerometer {
             text += "\(Int(((sample.time - start) / speed * 1000).rounded())) \(values[0]) \(values[1]) \(values[2])\n"
         }
         return text
-    }
-
-    static func format(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e12 ? String(Int64(value)) : String(value)
     }
 
     /// Escapes a value for an `A:` line (backslashes and newlines).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NumberFormat
 import ShakeClient
 import ShakeDetection
 import ShakeProtocol
@@ -28,11 +29,11 @@ struct StatusCommand: AsyncParsableCommand {
         let sensor = status.sensor
         let rows: [(String, String)] = [
             ("sensor", sensor.summary),
-            ("rate", sensor.rate.map { JSONObjectWriter.format($0, decimals: 1) + " Hz" } ?? "unknown"),
+            ("rate", sensor.rate.map { DecimalText.format($0, decimals: 1) + " Hz" } ?? "unknown"),
             ("subscribers", "\(status.subscribers) (besides this status request)"),
             ("shaking", status.shaking ? "yes" : "no"),
             ("last seq", "\(status.seq)"),
-            ("uptime", "\(JSONObjectWriter.format(status.uptime, decimals: 0)) s"),
+            ("uptime", "\(DecimalText.format(status.uptime, decimals: 0)) s"),
         ]
         // The counters in a block of their own, aligned among themselves however long the longest name; what
         // the daemon says of its sensor (a name from the device) cannot drive the terminal.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import NumberFormat
 import ShakeDetection
 import ShakeTrace
 
@@ -95,7 +96,7 @@ struct SynthCommand: ParsableCommand {
     func run() throws {
         let synthesizer = TraceSynthesizer(options: options)
         let intervals = synthesizer.motionIntervals.map {
-            "\(JSONObjectWriter.format($0.start, decimals: 3))-\(JSONObjectWriter.format($0.end, decimals: 3))"
+            "\(DecimalText.format($0.start, decimals: 3))-\(DecimalText.format($0.end, decimals: 3))"
         }
         var comments = ["shakectl synth " + CommandLine.arguments.dropFirst(2).joined(separator: " ")]
         if options.motion != .none {

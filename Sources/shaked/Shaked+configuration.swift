@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NumberFormat
 import ShakeConfig
 import ShakeDetection
 
@@ -119,11 +120,11 @@ enum ConfigurationSummary {
         let sensor = configuration.sensor
         let detector = configuration.detector
         let overrides = detector.overrides.sorted { $0.key.rawValue < $1.key.rawValue }
-            .map { "\($0.key.rawValue) \(JSONNumber.format($0.value))" }
+            .map { "\($0.key.rawValue) \(DecimalText.format($0.value, decimals: 3))" }
         let socket = configuration.socket
         let clients = configuration.clients
         return [
-            "sensor:   \(sensor.source), device \(sensor.device ?? "auto"), \(JSONNumber.format(sensor.rate)) Hz"
+            "sensor:   \(sensor.source), device \(sensor.device ?? "auto"), \(DecimalText.format(sensor.rate, decimals: 3)) Hz"
                 + (sensor.alwaysOn ? ", always on" : ", only while somebody listens"),
             "detector: \(detector.sensitivity.rawValue)"
                 + (overrides.isEmpty ? "" : " with \(overrides.joined(separator: ", "))"),
@@ -135,11 +136,5 @@ enum ConfigurationSummary {
                 + "simulate \(configuration.access.simulate) (root always)",
             "logging:  \(configuration.logging.level)",
         ]
-    }
-}
-
-enum JSONNumber {
-    static func format(_ value: Double) -> String {
-        JSONObjectWriter.format(value, decimals: 3)
     }
 }

@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import IIOModel
 import IIOSensor
 import ShakeConfig
 import ShakeDaemon

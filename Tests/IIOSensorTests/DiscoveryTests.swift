@@ -1,3 +1,4 @@
+import IIOModel
 import IIOSensor
 import Logging
 import ShakeDetection

@@ -1,4 +1,5 @@
 import Foundation
+import IIOModel
 import IIOSensor
 import ShakeTestSupport
 import Testing

@@ -1,4 +1,6 @@
+import IIOModel
 import IIOSensor
+import NumberFormat
 import ShakeDetection
 import Testing
 
@@ -92,8 +94,8 @@ struct SamplingFrequencyTests {
     }
 
     @Test func ratesAreWrittenAsSysfsTakesThem() {
-        #expect(SamplingFrequency.format(100) == "100")
-        #expect(SamplingFrequency.format(12.5) == "12.5")
+        #expect(DecimalText.format(100) == "100")
+        #expect(DecimalText.format(12.5) == "12.5")
     }
 }
 

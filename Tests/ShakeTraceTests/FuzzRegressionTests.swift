@@ -1,5 +1,6 @@
 import Foundation
 import ShakeDetection
+import ShakeProtocol
 import ShakeTestSupport
 import ShakeTrace
 import Testing

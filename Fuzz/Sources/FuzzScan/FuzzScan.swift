@@ -1,5 +1,5 @@
 import FuzzSupport
-import IIOSensor
+import IIOModel
 
 /// libFuzzer's entry point. An input is text and bytes: scan type strings, one a line (`le:s12/16>>4`), then a
 /// NUL byte, then raw buffer bytes. The types that parse become the elements of a scan (x, y, z, timestamp,

@@ -120,13 +120,31 @@ public struct ScanType: Sendable, Hashable, CustomStringConvertible {
         return Int64(bitPattern: word)  // an unsigned 64-bit value above 2^63 wraps; no sensor is that wide
     }
 
+    /// The counts the element can hold: its real bits, not its storage (a 12-bit sample in 16-bit storage reads
+    /// -2048...2047). A 64-bit unsigned type is limited to the positive 63 bits, as ``decode(_:at:)`` reads it.
+    public var range: ClosedRange<Int64> {
+        if isSigned {
+            return bits >= 64 ? Int64.min...Int64.max : -(1 << Int64(bits - 1))...((1 << Int64(bits - 1)) - 1)
+        }
+        return bits >= 63 ? 0...Int64.max : 0...((1 << Int64(bits)) - 1)
+    }
+
+    /// The whole number of counts nearest `value`, clipped to ``range`` as a sensor clips at full scale
+    /// (infinities read as full scale; NaN, which no sensor reports, as 0).
+    public func clip(_ value: Double) -> Int64 {
+        let range = range
+        guard !value.isNaN else { return min(max(0, range.lowerBound), range.upperBound) }
+        // Compare as Doubles first: converting a value beyond Int64 would trap.
+        if value <= Double(range.lowerBound) { return range.lowerBound }
+        if value >= Double(range.upperBound) { return range.upperBound }
+        return min(max(Int64(value.rounded()), range.lowerBound), range.upperBound)
+    }
+
     /// Encodes a value the way ``decode(_:at:)`` reads it (for simulated devices and tests). Values outside
     /// the type's range are clamped.
     public func encode(_ value: Int64) -> [UInt8] {
-        let low: Int64 = isSigned ? (bits == 64 ? .min : -(1 << Int64(bits - 1))) : 0
-        let high: Int64 =
-            isSigned ? (bits == 64 ? .max : (1 << Int64(bits - 1)) - 1) : (bits >= 63 ? .max : (1 << Int64(bits)) - 1)
-        let clamped = min(max(value, low), high)
+        let range = range
+        let clamped = min(max(value, range.lowerBound), range.upperBound)
         var word = UInt64(bitPattern: clamped)
         if bits < 64 { word &= (1 << UInt64(bits)) - 1 }
         word <<= UInt64(shift)
@@ -149,7 +167,7 @@ public struct ScanType: Sendable, Hashable, CustomStringConvertible {
 
 extension StringProtocol {
     /// The text without leading and trailing spaces, tabs and newlines.
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\0" }
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
             return ""

@@ -1,7 +1,9 @@
+import NumberFormat
+
 /// Writes one JSON object on one line, keys in the order they are added.
 ///
 /// Events are small, flat objects; this keeps their field order stable and readable (`event`, `phase`, `time`
-/// first) without a JSON library in the detection module.
+/// first) without a JSON library.
 public struct JSONObjectWriter: Sendable {
     private var text = "{"
     private var isEmpty = true
@@ -45,18 +47,10 @@ public struct JSONObjectWriter: Sendable {
         text += ":"
     }
 
-    /// Formats a number with at most `decimals` places and no trailing zeros (`2.31`, `7`, `-0.5`).
+    /// Formats a number with at most `decimals` places and no trailing zeros (`2.31`, `7`, `-0.5`); `null` for
+    /// the non-finite numbers JSON cannot carry.
     public static func format(_ value: Double, decimals: Int) -> String {
-        guard value.isFinite else { return "null" }
-        var scale = 1.0
-        for _ in 0..<max(0, decimals) { scale *= 10 }
-        // So large that scaling overflows to infinity: such a value is whole, with no decimals to round.
-        guard (value * scale).isFinite else { return String(value) }
-        let rounded = (value * scale).rounded() / scale
-        if rounded == rounded.rounded(), abs(rounded) < 1e15 {
-            return String(Int64(rounded))
-        }
-        return String(rounded)
+        value.isFinite ? DecimalText.format(value, decimals: decimals) : "null"
     }
 
     static func appendQuoted(_ string: String, to text: inout String) {

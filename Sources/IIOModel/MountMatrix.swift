@@ -1,3 +1,4 @@
+import NumberFormat
 public import ShakeDetection
 
 /// The rotation from the sensor's axes to the device's, from the kernel's `mount_matrix` attributes or udev's
@@ -57,12 +58,8 @@ public struct MountMatrix: Sendable, Hashable, CustomStringConvertible {
 
     /// The matrix in the kernel's spelling.
     public var description: String {
-        rows.map { row in [row.x, row.y, row.z].map { Self.format($0) }.joined(separator: ", ") }
+        rows.map { row in [row.x, row.y, row.z].map { DecimalText.format($0) }.joined(separator: ", ") }
             .joined(separator: "; ")
-    }
-
-    private static func format(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
     }
 
     /// The sysfs names that may hold the matrix, in the order they are tried.

@@ -1,3 +1,5 @@
+public import ShakeDetection
+
 extension ShakeEvent {
     /// Writes the event's fields: `{"event":"shake","phase":"ended","time":3.02,"began":2.31,...}`.
     ///

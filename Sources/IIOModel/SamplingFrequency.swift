@@ -49,9 +49,4 @@ public enum SamplingFrequency {
             return rate
         }
     }
-
-    /// A rate as sysfs takes it: `100`, `12.5`.
-    public static func format(_ rate: Double) -> String {
-        rate == rate.rounded() && abs(rate) < 1e9 ? String(Int(rate)) : String(rate)
-    }
 }

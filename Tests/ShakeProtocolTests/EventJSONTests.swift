@@ -1,4 +1,5 @@
 import ShakeDetection
+import ShakeProtocol
 import Testing
 
 /// The event objects, as `detect` prints them and the socket will carry them.
