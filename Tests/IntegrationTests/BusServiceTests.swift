@@ -300,6 +300,32 @@ struct BusServiceTests {
         print("BusServiceTests: capture followed the session: \(timings.joined(separator: ", "))")
         #expect(listener.stderr.contains("connected"), "\(listener.stderr)")
     }
+
+    /// `examples/python/shake_dbus.py` claims and prints the first shake of a replay, then exits 0.
+    @Test(.enabled(if: PythonBusClient.hasGLib, "python3-dbus or python3-gi is missing"))
+    func thePythonExamplePrintsShakes() throws {
+        let bus = try PrivateBus()
+        let directory = try Harness.scratch("bus-example")
+        let daemon = try Self.daemon(
+            on: bus,
+            [
+                "--source", "replay:\(Fixtures.path("shake-both-100hz.csv"))", "--loop", "--speed", "4", "--socket",
+                "\(directory)/shaked.sock",
+            ], directory: directory)
+        defer { _ = daemon.stop() }
+        #expect(Self.waitForName(on: bus, daemon), "\(daemon.stderr)")
+        let example = Fixtures.repository.appendingPathComponent("examples/python/shake_dbus.py").path
+        let result = try Command.run(
+            "/usr/bin/timeout", ["20", "/usr/bin/python3", example, "--count", "2"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("shake_dbus: claimed the sensor (\(Fixtures.path("shake-both-100hz.csv")))"))
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2, "\(result.stdout)")
+        #expect(
+            lines.contains { $0.contains("shake ended after") && $0.contains("axis y, 10 reversals") },
+            "\(result.stdout)")
+    }
 }
 
 /// A D-Bus client that stays on the bus, in python3-dbus: claims, waits, releases, waits, leaves.
