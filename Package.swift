@@ -31,7 +31,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
-        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
     ],
     targets: [
         // Numbers as short decimal text, the one formatter every module writes numbers with.
@@ -63,7 +62,7 @@ let package = Package(
             name: "ShakeClient",
             dependencies: [
                 "ShakeDetection", "ShakeProtocol",
-                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -85,7 +84,9 @@ let package = Package(
         // The configuration file: schema, defaults, validation.
         .target(
             name: "ShakeConfig",
-            dependencies: ["ShakeDetection", "ShakeProtocol", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "ShakeDetection", "ShakeProtocol", "IIOModel", .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: strictSettings
         ),
         // The command-line client.
@@ -95,6 +96,7 @@ let package = Package(
                 "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeEvaluation", "ShakeClient", "ShakeProtocol",
                 "IIOModel", "NumberFormat", "UInput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),

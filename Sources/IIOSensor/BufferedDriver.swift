@@ -79,8 +79,8 @@ public final class BufferedDriver: SensorDriver {
                 try context.writeBuffer(device: accelerometer.id, attribute: attribute, value: String(value))
             } catch {
                 logger.debug(
-                    "cannot set the buffer's \(attribute)",
-                    metadata: ["device": "\(accelerometer.id)", "error": "\(error)"])
+                    "cannot set a buffer attribute",
+                    metadata: ["device": "\(accelerometer.id)", "attribute": "\(attribute)", "error": "\(error)"])
             }
         }
         do {
@@ -189,9 +189,9 @@ public final class BufferedDriver: SensorDriver {
         logger.log(
             level: level,
             seconds < 0
-                ? "the timestamps of \(accelerometer.id) went back \(size) s between two scans (a clock step)"
-                : "the timestamps of \(accelerometer.id) jumped ahead \(size) s between two scans (a suspend and resume, a clock step or lost data)"
-        )
+                ? "the timestamps went back between two scans (a clock step)"
+                : "the timestamps jumped ahead between two scans (a suspend and resume, a clock step or lost data)",
+            metadata: ["device": "\(accelerometer.id)", "seconds": "\(size)"])
     }
 
     public func stop() {
@@ -219,7 +219,8 @@ extension BufferedDriver {
         }
         let clock = TimestampClock(name: name)
         logger.notice(
-            "\(device) stamps its scans with the \(clock.name) clock; their times are moved onto the monotonic clock")
+            "the device stamps its scans with another clock; their times are moved onto the monotonic clock",
+            metadata: ["device": "\(device)", "clock": "\(clock.name)"])
         return clock
     }
 }

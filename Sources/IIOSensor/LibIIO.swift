@@ -332,7 +332,8 @@ struct LibraryOutput: Sendable {
         var passOn = ""
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
             if let (level, message) = Self.classify(String(line), errorsAreExpected: errorsAreExpected) {
-                logger.log(level: level, "libiio: \(message)", metadata: ["operation": "\(operation)"])
+                logger.log(
+                    level: level, "libiio reported", metadata: ["libiio": "\(message)", "operation": "\(operation)"])
             } else {
                 passOn += line + "\n"
             }

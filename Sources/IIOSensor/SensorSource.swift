@@ -89,9 +89,11 @@ public final class SensorSource {
                 context = try backend.makeContext()
             } catch {
                 if error.isNoDevices {
-                    notice("no IIO devices yet; waiting for a sensor to appear")
-                } else {
-                    notice("cannot open the IIO context (\(error)); waiting for a sensor", level: .error)
+                    if isNewNotice("no IIO devices yet; waiting for a sensor to appear") {
+                        logger.warning("no IIO devices yet; waiting for a sensor to appear")
+                    }
+                } else if isNewNotice("cannot open the IIO context (\(error)); waiting for a sensor") {
+                    logger.error("cannot open the IIO context; waiting for a sensor", metadata: ["error": "\(error)"])
                 }
                 if waitForChange(from: fingerprint, wakeup: wakeup) { return }
                 continue
@@ -99,10 +101,20 @@ public final class SensorSource {
             let accelerometers = AccelerometerDiscovery.discover(in: context, logger: logger)
             guard let selection = DeviceSelection.choose(from: accelerometers, request: configuration.request) else {
                 if accelerometers.isEmpty {
-                    notice("no accelerometer among \(context.devices.count) IIO devices; waiting for one to appear")
+                    let devices = context.devices.count
+                    if isNewNotice("no accelerometer among \(devices) IIO devices; waiting for one to appear") {
+                        logger.warning(
+                            "no accelerometer among the IIO devices; waiting for one to appear",
+                            metadata: ["devices": "\(devices)"])
+                    }
                 } else {
                     let present = accelerometers.map(\.displayName).joined(separator: ", ")
-                    notice("no accelerometer matches --device \(configuration.request) (present: \(present)); waiting")
+                    let request = configuration.request
+                    if isNewNotice("no accelerometer matches --device \(request) (present: \(present)); waiting") {
+                        logger.warning(
+                            "no accelerometer matches the device asked for; waiting",
+                            metadata: ["request": "\(request)", "present": "\(present)"])
+                    }
                 }
                 if waitForChange(from: fingerprint, wakeup: wakeup) { return }
                 continue
@@ -144,8 +156,10 @@ public final class SensorSource {
         let accelerometer = selection.accelerometer
         let rate = configureRate(accelerometer, context: context)
         logger.info(
-            "using accelerometer \(accelerometer.displayName): \(selection.reason)",
+            "using accelerometer",
             metadata: [
+                "sensor": "\(accelerometer.displayName)",
+                "reason": "\(selection.reason)",
                 "device": "\(accelerometer.id)",
                 "rate": "\(DecimalText.format(rate)) Hz",
                 "scale": "\(accelerometer.scaling.summary)",
@@ -176,7 +190,8 @@ public final class SensorSource {
                 metadata: ["sensor": "\(accelerometer.displayName)"])
             return waitForChange(from: fingerprint, wakeup: wakeup) ? .stopped : .restart("the sensor cannot be read")
         }
-        logger.info("capturing from \(accelerometer.id): \(driver.summary)")
+        logger.info(
+            "capturing from the sensor", metadata: ["device": "\(accelerometer.id)", "driver": "\(driver.summary)"])
         sensorChanged((accelerometer, rate))
         defer { sensorChanged(nil) }
 
@@ -206,13 +221,17 @@ public final class SensorSource {
                 case .silent(let seconds):
                     if driver is BufferedDriver, accelerometer.hasRawAttributes {
                         logger.warning(
-                            "the buffer of \(accelerometer.id) delivered no data for \(DecimalText.format(seconds.rounded())) s; polling its _raw attributes instead"
-                        )
+                            "the buffer delivered no data; polling its _raw attributes instead",
+                            metadata: [
+                                "device": "\(accelerometer.id)", "seconds": "\(DecimalText.format(seconds.rounded()))",
+                            ])
                         driver.stop()
                         driver = PolledDriver(
                             accelerometer: accelerometer, context: context, rate: rate, logger: logger,
                             monotonic: monotonic)
-                        logger.info("capturing from \(accelerometer.id): \(driver.summary)")
+                        logger.info(
+                            "capturing from the sensor",
+                            metadata: ["device": "\(accelerometer.id)", "driver": "\(driver.summary)"])
                         if receiving {
                             // The polled samples run on another clock: a new stream.
                             receiving = false
@@ -327,12 +346,13 @@ public final class SensorSource {
         }
     }
 
-    /// Logs a waiting state once, not on every retry.
-    private func notice(_ message: String, level: Logger.Level = .warning) {
-        guard message != lastNotice else { return }
-        lastNotice = message
-        logger.log(level: level, "\(message)")
-        waiting(message)
+    /// A waiting state is logged once, not on every retry: true (and ``waiting`` told `reason`) when it differs
+    /// from the last one.
+    private func isNewNotice(_ reason: String) -> Bool {
+        guard reason != lastNotice else { return false }
+        lastNotice = reason
+        waiting(reason)
+        return true
     }
 
     static func seconds(_ duration: Duration) -> Double {

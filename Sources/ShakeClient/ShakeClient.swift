@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import Foundation
 public import ShakeDetection
 public import ShakeProtocol
@@ -108,44 +107,48 @@ public struct ShakeClient: Sendable {
         }
     }
 
-    /// Hands a producer's elements to the consumer one at a time: `yield` returns once the consumer has taken the
-    /// element (or stopped), so a consumer that does not ask holds the producer up, and with it the reading of
-    /// the socket — nothing piles up in between.
+    /// Hands a producer's elements to the consumer through a small buffer: `yield` returns at once while it has
+    /// room and waits while it is full (``WatermarkBuffer``), so a consumer that does not ask holds the producer
+    /// up, and with it the reading of the socket — at most `high` elements pile up in between.
     struct Feed<Element: Sendable>: Sendable {
-        let channel = AsyncThrowingChannel<Element, any Error>()
+        let buffer = WatermarkBuffer<Element>()
 
         func yield(_ element: Element) async {
-            await channel.send(element)
+            await buffer.yield(element)
         }
 
         func finish() {
-            channel.finish()
+            buffer.finish()
         }
 
         func finish(throwing error: any Error) {
-            channel.fail(error)
+            buffer.finish(throwing: error)
         }
 
         /// The consumer's side; `keepAlive` lives as long as the stream.
         func stream(keepAlive: (any Sendable)? = nil) -> AsyncThrowingStream<Element, any Error> {
-            let channel = self.channel
+            let buffer = self.buffer
             return AsyncThrowingStream {
                 _ = keepAlive
-                var iterator = channel.makeAsyncIterator()
-                return try await iterator.next()
+                return try await buffer.next()
             }
         }
     }
 
     /// Cancels the producer once the stream it feeds is gone, whether consumed to the end or dropped halfway.
-    private final class ProducerTask: Sendable {
+    private final class ProducerTask<Element: Sendable>: Sendable {
         let task: Task<Void, Never>
+        let buffer: WatermarkBuffer<Element>
 
-        init(_ task: Task<Void, Never>) {
+        init(_ task: Task<Void, Never>, buffer: WatermarkBuffer<Element>) {
             self.task = task
+            self.buffer = buffer
         }
 
-        deinit { task.cancel() }
+        deinit {
+            buffer.consumerFinished()
+            task.cancel()
+        }
     }
 
     /// A stream fed by `producer` in a task of its own, which is cancelled when the consumer stops.
@@ -153,7 +156,7 @@ public struct ShakeClient: Sendable {
         _ producer: @escaping @Sendable (Feed<Element>) async -> Void
     ) -> AsyncThrowingStream<Element, any Error> {
         let feed = Feed<Element>()
-        let task = ProducerTask(Task { await producer(feed) })
+        let task = ProducerTask(Task { await producer(feed) }, buffer: feed.buffer)
         return feed.stream(keepAlive: task)
     }
 
@@ -168,6 +171,7 @@ public struct ShakeClient: Sendable {
         return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
             group.addTask { await producer(feed) }
             // On a throw the group cancels and awaits the producer itself; on a return it would only await it.
+            defer { feed.buffer.consumerFinished() }
             let result = try await body(feed.stream())
             group.cancelAll()
             return result

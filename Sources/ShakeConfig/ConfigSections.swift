@@ -1,3 +1,4 @@
+import IIOModel
 import ShakeProtocol
 import Yams
 
@@ -32,7 +33,7 @@ public struct AccountResolver: Sendable {
 }
 
 /// Where samples come from, as `--source` or `sensor.source` names it.
-public enum SourceSpec: Sendable, Hashable {
+public enum SourceSpec: Sendable, Hashable, CustomStringConvertible {
     /// Linux IIO through libiio; nil for the local context.
     case iio(uri: String?)
     case replay(path: String)
@@ -46,6 +47,15 @@ public enum SourceSpec: Sendable, Hashable {
             self = .replay(path: String(text.dropFirst(7)))
         } else {
             return nil
+        }
+    }
+
+    /// The source as it is written: `iio`, `iio:URI`, `replay:FILE`.
+    public var description: String {
+        switch self {
+        case .iio(nil): "iio"
+        case .iio(let uri?): "iio:\(uri)"
+        case .replay(let path): "replay:\(path)"
         }
     }
 }
@@ -85,16 +95,16 @@ extension NodeReader {
             switch name {
             case "source":
                 let text = try string(value, key: key)
-                guard SourceSpec(parsing: text) != nil else {
+                guard let source = SourceSpec(parsing: text) else {
                     throw error(value, key: key, "'\(text)' is not a source; allowed: iio, iio:URI, replay:FILE")
                 }
-                section.source = text
+                section.source = source
             case "device":
                 let text = try string(value, key: key)
                 guard !text.isEmpty else {
                     throw error(value, key: key, "expected display, base, iio:deviceN, a name or a label")
                 }
-                section.device = text == "auto" ? nil : text
+                section.device = DeviceRequest(parsing: text)
             case "rate":
                 let rate = try number(value, key: key)
                 guard ShakedConfiguration.SensorSection.rates.contains(rate) else {
@@ -206,11 +216,11 @@ extension NodeReader {
             let key = "logging.\(name)"
             guard name == "level" else { throw unknown(value, key: key, known: ["level"]) }
             let text = try string(value, key: key).lowercased()
-            guard ShakedConfiguration.LoggingSection.levels.contains(text) else {
+            guard let level = LogLevel(parsing: text) else {
                 let allowed = ShakedConfiguration.LoggingSection.levels.joined(separator: ", ")
                 throw error(value, key: key, "'\(text)' is not a level; allowed: \(allowed)")
             }
-            section.level = text
+            section.level = level
         }
         return section
     }

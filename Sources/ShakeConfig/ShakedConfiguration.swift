@@ -1,3 +1,4 @@
+public import IIOModel
 public import ShakeDetection
 
 /// Everything the configuration file sets. Each section mirrors a part of the daemon; a missing key keeps its
@@ -23,9 +24,9 @@ public struct ShakedConfiguration: Sendable, Hashable {
     /// The `sensor:` section.
     public struct SensorSection: Sendable, Hashable {
         /// `iio`, `iio:URI` or `replay:FILE`.
-        public var source = "iio"
-        /// Which accelerometer (`display`, `base`, `iio:deviceN`, a name or label); nil picks automatically.
-        public var device: String?
+        public var source = SourceSpec.iio(uri: nil)
+        /// Which accelerometer (`display`, `base`, `iio:deviceN`, a name or label; `auto` picks one).
+        public var device = DeviceRequest.automatic
         /// The sampling rate to ask the sensor for, Hz.
         public var rate = 100.0
         /// Capture even while nobody listens.
@@ -87,6 +88,10 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var maxLineLength = 4096
         public var maxBadLines = 20
         public var replayCapacity = 1024
+        public var maxClientsPerUser = 256
+        public var reservedClients = 32
+        public var clientBuffer = 64 * 1024
+        public var totalBuffer = 16 * 1024 * 1024
 
         public init() {}
 
@@ -99,6 +104,10 @@ public struct ShakedConfiguration: Sendable, Hashable {
                 ("max_line_length", 256...1_048_576, \.maxLineLength),
                 ("max_bad_lines", 1...10_000, \.maxBadLines),
                 ("replay_capacity", 1...65_536, \.replayCapacity),
+                ("max_clients_per_user", 1...65_536, \.maxClientsPerUser),
+                ("reserved_clients", 0...65_536, \.reservedClients),
+                ("client_buffer", 4096...16_777_216, \.clientBuffer),
+                ("total_buffer", 1_048_576...1_073_741_824, \.totalBuffer),
             ]
         }
     }
@@ -136,11 +145,11 @@ public struct ShakedConfiguration: Sendable, Hashable {
     /// The `logging:` section.
     public struct LoggingSection: Sendable, Hashable {
         /// trace, debug, info, notice, warning, error or critical.
-        public var level = "info"
+        public var level = LogLevel.info
 
         public init() {}
 
-        public static let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        public static let levels = LogLevel.allCases.map(\.rawValue)
     }
 }
 
@@ -195,4 +204,15 @@ public enum AccessRule: Sendable, Hashable, CustomStringConvertible {
             accounts.isEmpty ? "root only" : accounts.map(\.description).joined(separator: ", ")
         }
     }
+}
+
+/// How much the daemon logs, as `logging.level` and `--log-level` name it (any case).
+public enum LogLevel: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case trace, debug, info, notice, warning, error, critical
+
+    public init?(parsing text: String) {
+        self.init(rawValue: text.lowercased())
+    }
+
+    public var description: String { rawValue }
 }

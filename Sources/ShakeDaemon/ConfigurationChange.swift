@@ -39,7 +39,7 @@ public struct ConfigurationChange: Sendable, Equatable {
             if new.access != old.access { applied.append("access") }
         }
         if new.logging != old.logging {
-            logLevel = LogLevelName.parse(new.logging.level)
+            logLevel = Logger.Level(new.logging.level)
             applied.append("logging")
         }
         if new.sensor.alwaysOn != old.sensor.alwaysOn {
@@ -55,9 +55,17 @@ public struct ConfigurationChange: Sendable, Equatable {
     }
 }
 
-/// The log levels as the configuration and the command line name them.
-public enum LogLevelName {
-    public static func parse(_ text: String) -> Logger.Level? {
-        Logger.Level(rawValue: text.lowercased())
+extension Logger.Level {
+    /// The logger's level for the configuration's.
+    public init(_ level: LogLevel) {
+        switch level {
+        case .trace: self = .trace
+        case .debug: self = .debug
+        case .info: self = .info
+        case .notice: self = .notice
+        case .warning: self = .warning
+        case .error: self = .error
+        case .critical: self = .critical
+        }
     }
 }

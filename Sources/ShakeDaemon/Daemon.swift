@@ -131,12 +131,12 @@ public final class Daemon: Sendable {
         self.configPath = configPath
         started = configuration
         let sensor = configuration.sensor
-        switch SourceSpec(parsing: sensor.source) ?? .iio(uri: nil) {
+        switch sensor.source {
         case .iio(let uri):
             input = .iio(
                 backend: LibIIOBackend(uri: uri),
                 configuration: SensorSource.Configuration(
-                    request: sensor.device.map(DeviceRequest.init(parsing:)) ?? .automatic, rate: sensor.rate))
+                    request: sensor.device, rate: sensor.rate))
         case .replay(let path):
             input = .replay(path: path, speed: run.speed, loop: run.loop)
             shared.withLock { $0.sensor = SensorInfo(source: "replay", name: path, state: "replaying") }

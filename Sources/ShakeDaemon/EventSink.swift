@@ -3,22 +3,42 @@ import Logging
 import NumberFormat
 import ShakeDetection
 import ShakeProtocol
+import Synchronization
 
 /// Where the detector's events go: JSON lines on standard output (with `--print-events`), and the log.
 struct EventSink: Sendable {
     let printEvents: Bool
     let logger: Logger
+    /// Set once standard output failed (a reader that went away): events are no longer printed, which is said
+    /// once in the log instead of failing at every event.
+    private let output = OutputState()
+
+    private final class OutputState: Sendable {
+        let failed = Atomic<Bool>(false)
+    }
+
+    init(printEvents: Bool, logger: Logger) {
+        self.printEvents = printEvents
+        self.logger = logger
+    }
 
     /// Writes the event; `seq` is its number on the socket (when there is one), `sensor` where it came from.
     /// Both become log metadata, so the journal can be searched by them (SEQ=, SENSOR=, PHASE=).
     func emit(_ event: ShakeEvent, seq: Int? = nil, sensor: String? = nil, simulated: Bool = false) {
-        if printEvents {
+        if printEvents && !output.failed.load(ordering: .relaxed) {
             var writer = JSONObjectWriter()
             event.write(to: &writer)
             if simulated { writer.add("simulated", true) }
             // One write per line: nothing is held back in a buffer. A closed standard output is not worth a
             // crash; the events still reach the log and the socket.
-            try? FileHandle.standardOutput.write(contentsOf: Data((writer.result + "\n").utf8))
+            do {
+                try FileHandle.standardOutput.write(contentsOf: Data((writer.result + "\n").utf8))
+            } catch {
+                if !output.failed.exchange(true, ordering: .relaxed) {
+                    logger.warning(
+                        "standard output failed: events are no longer printed", metadata: ["error": "\(error)"])
+                }
+            }
         }
         var logger = self.logger
         logger[metadataKey: "phase"] = "\(event.phase.rawValue)"

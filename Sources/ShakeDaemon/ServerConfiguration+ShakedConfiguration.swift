@@ -13,6 +13,10 @@ extension ServerConfiguration {
         maxLineLength = clients.maxLineLength
         maxBadLines = clients.maxBadLines
         replayCapacity = clients.replayCapacity
+        maxClientsPerUser = clients.maxClientsPerUser
+        reservedClients = clients.reservedClients
+        clientBuffer = clients.clientBuffer
+        totalBuffer = clients.totalBuffer
         access.subscribe = PeerRule(configuration.access.subscribe, accounts: accounts)
         access.samples = PeerRule(configuration.access.samples, accounts: accounts)
         access.simulate = PeerRule(configuration.access.simulate, accounts: accounts)

@@ -14,7 +14,7 @@ final class Client {
     /// What became of a message handed to ``send(_:limits:)`` or ``reply(_:limits:)``.
     enum Delivery: Equatable {
         case delivered
-        /// It waits, and the oldest waiting event or sample was dropped for it.
+        /// It was dropped, or waits and the oldest waiting event or sample was dropped for it.
         case droppedOldest
         /// The client was too far behind: it was told why (if its socket took it) and closed.
         case cutOff(OutboundQueue<ByteBuffer>.CutOff)
@@ -26,11 +26,14 @@ final class Client {
     var phases = Set(ShakeEvent.Phase.allCases)
     var wantsSamples = false
     var badLines = 0
-    private var queue = OutboundQueue<ByteBuffer>()
-    /// Called once answers no longer wait, to go on with the requests held back meanwhile (see
-    /// ``ClientHandler``).
+    private var queue = OutboundQueue<ByteBuffer>(weight: \.readableBytes)
+    /// Bytes handed to the channel that the kernel has not taken yet.
+    private var inFlight = 0
+    /// Called with the change, whenever ``owed`` changes: the server keeps the total over its clients.
+    var owedChanged: ((Int) -> Void)?
+    /// Called when this client's requests may be read again: its answers were written, or the bytes it is owed
+    /// went down (see ``ClientHandler``).
     var readingResumed: (() -> Void)?
-    private var wasPaused = false
 
     init(channel: any Channel, peer: PeerCredentials?) {
         self.channel = channel
@@ -43,10 +46,27 @@ final class Client {
     /// True while answers to this client's requests wait for its socket: its further requests stay unread.
     var isReadingPaused: Bool { queue.isReadingPaused }
 
+    /// True once the client is being closed: nothing more of it is read or sent.
+    var isClosing: Bool { queue.isClosing }
+
+    /// Bytes the server holds for this client: waiting in its queue, or handed to the channel and not yet taken
+    /// by the kernel.
+    var owed: Int { queue.weightWaiting + inFlight }
+
     /// Sends an event or a sample: when the client does not keep up, the oldest of these are dropped.
     @discardableResult
     func send(_ buffer: ByteBuffer, limits: OutboundQueue<ByteBuffer>.Limits) -> Delivery {
         enqueue(buffer, kind: .droppable, limits: limits)
+    }
+
+    /// Drops an event or a sample instead of sending it (the server's buffers are over budget): counted and
+    /// reported like one dropped for room.
+    @discardableResult
+    func dropInstead(limits: OutboundQueue<ByteBuffer>.Limits) -> Delivery {
+        let before = owed
+        defer { report(from: before) }
+        guard let action = queue.drop(limits: limits) else { return .droppedOldest }
+        return perform(action)
     }
 
     /// Sends an answer to the client's own request: never dropped (a client that asks without reading is cut
@@ -59,9 +79,16 @@ final class Client {
     private func enqueue(
         _ buffer: ByteBuffer, kind: OutboundQueue<ByteBuffer>.Kind, limits: OutboundQueue<ByteBuffer>.Limits
     ) -> Delivery {
-        switch queue.enqueue(buffer, kind: kind, writable: channel.isWritable, limits: limits) {
+        let before = owed
+        defer { report(from: before) }
+        return perform(queue.enqueue(buffer, kind: kind, writable: channel.isWritable, limits: limits))
+    }
+
+    private func perform(_ action: OutboundQueue<ByteBuffer>.EnqueueAction) -> Delivery {
+        switch action {
         case .write(let buffer):
-            channel.writeAndFlush(buffer, promise: nil)
+            write(buffer)
+            channel.flush()
             return .delivered
         case .queued(let droppedOldest):
             drain()
@@ -76,28 +103,47 @@ final class Client {
         }
     }
 
+    /// Hands `buffer` to the channel, counting it as owed until the kernel has taken it.
+    private func write(_ buffer: ByteBuffer) {
+        let bytes = buffer.readableBytes
+        inFlight += bytes
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete { [self] _ in
+            let before = owed
+            inFlight -= bytes
+            report(from: before)
+            readingResumed?()
+        }
+        channel.write(buffer, promise: promise)
+    }
+
+    private func report(from before: Int) {
+        let change = owed - before
+        if change != 0 { owedChanged?(change) }
+    }
+
     /// Writes what waits, while the socket takes it; reads again once no answer waits.
     func drain() {
+        let before = owed
+        defer { report(from: before) }
+        let wasPaused = queue.isReadingPaused
         var wrote = false
         while channel.isWritable, let output = queue.next() {
             switch output {
-            case .message(let buffer): channel.write(buffer, promise: nil)
-            case .dropped(let count): channel.write(ServerMessage.dropped(count: count).buffer, promise: nil)
+            case .message(let buffer): write(buffer)
+            case .dropped(let count): write(ServerMessage.dropped(count: count).buffer)
             }
             wrote = true
         }
         if wrote { channel.flush() }
-        if queue.isReadingPaused {
-            wasPaused = true
-        } else if wasPaused && !queue.isClosing {
-            wasPaused = false
-            readingResumed?()
-        }
+        if wasPaused && !queue.isReadingPaused && !queue.isClosing { readingResumed?() }
     }
 
     /// Writes everything still owed, then closes.
     func flushAndClose() -> EventLoopFuture<Void> {
+        let before = owed
         for buffer in queue.close() { channel.write(buffer, promise: nil) }
+        report(from: before)
         // A client that does not read would hold the flush forever: give it a second, then close regardless.
         let channel = self.channel
         let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
@@ -108,7 +154,9 @@ final class Client {
     }
 
     func close() {
+        let before = owed
         queue.cutOff()
+        report(from: before)
         channel.close(promise: nil)
     }
 }
@@ -135,28 +183,41 @@ extension ServerMessage {
     }
 }
 
-/// Connects a channel to the server.
+/// Connects a channel to the server, and decides when the client's requests are read.
 ///
-/// It is also where a client's requests stop being read while answers to it wait: lines already read wait here
-/// (no more than one read brought), and the reads the channel asks for are held back, until the client's queue
-/// has written its answers.
+/// Request bytes wait here unsplit (``RequestLines``) and are taken a line at a time, only while the server lets
+/// this client go on (``ShakeServer/mayRead(_:)``: no answer waits for it, its buffers are within budget) and
+/// while the loop's turn has room (``ShakeServer/takeLine()``). Reads the channel asks for are held back until
+/// every line already read is handled: a client that asks without reading stalls itself, not the daemon, and
+/// costs at most one read of bytes.
 final class ClientHandler: ChannelDuplexHandler {
-    typealias InboundIn = LineFrameDecoder.Frame
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
 
     private let server: ShakeServer
     private var client: Client?
-    /// Lines that arrive before the peer's credentials are known.
-    private var early: [LineFrameDecoder.Frame] = []
+    private var lines = RequestLines()
     private var active = false
-    /// Lines read while answers waited, handled once they are written.
-    private var held = Deque<LineFrameDecoder.Frame>()
-    /// A read the channel asked for while answers waited.
+    /// A read the channel asked for while lines waited.
     private var readHeld = false
-    private var resumeScheduled = false
+    /// Waiting for a turn of the loop (``ShakeServer/waitForTurn(_:)``).
+    private var waitingForTurn = false
+    /// The client shut down its sending side.
+    private var inputClosed = false
+    /// Inside ``handleLines()``.
+    private var handling = false
+    private var context: ChannelHandlerContext?
 
     init(server: ShakeServer) {
         self.server = server
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -168,55 +229,74 @@ final class ClientHandler: ChannelDuplexHandler {
         credentials.whenSuccess { [self] peer in
             guard active else { return }
             let client = Client(channel: channel, peer: peer)
-            client.readingResumed = { [self] in scheduleResume(channel) }
+            client.readingResumed = { [self] in handleLines() }
             self.client = client
             server.accept(client)
-            for frame in early { server.receive(frame, from: client) }
-            early.removeAll()
+            handleLines()
         }
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        guard let client else {
-            if early.count < 64 { early.append(frame) }
-            return
-        }
-        if client.isReadingPaused || !held.isEmpty {
-            held.append(frame)
-        } else {
-            server.receive(frame, from: client)
-        }
+        lines.append(unwrapInboundIn(data))
+        handleLines()
     }
 
     func read(context: ChannelHandlerContext) {
-        if let client, client.isReadingPaused || !held.isEmpty {
-            readHeld = true
+        if mayReadMore {
+            context.read()
         } else {
+            readHeld = true
+        }
+    }
+
+    /// Whether more bytes may be read: the client is set up, no whole line waits, and the server lets it go on.
+    private var mayReadMore: Bool {
+        guard let client else { return false }
+        return !waitingForTurn && !lines.hasLine && server.mayRead(client)
+    }
+
+    /// Handles the lines that wait, as far as the server lets this client go on, then reads again if held back.
+    func handleLines() {
+        // Answering a line can complete a write, which calls this again: the loop below goes on instead.
+        guard active, let client, !waitingForTurn, !handling else { return }
+        handling = true
+        defer { handling = false }
+        var handled = 0
+        while !client.isClosing && server.mayRead(client) && lines.hasLine {
+            // A client goes on past its share only while nobody else waits.
+            guard handled < ShakeServer.linesPerClientTurn || !server.othersWaitForTurn, server.takeLine() else {
+                waitingForTurn = true
+                server.waitForTurn { [self] in
+                    waitingForTurn = false
+                    handleLines()
+                }
+                handling = false
+                return
+            }
+            guard let frame = lines.next(maxLength: server.maxLineLength) else { break }
+            server.receive(frame, from: client)
+            handled += 1
+        }
+        // A line too long without its newline yet is reported as soon as it is too long.
+        if !client.isClosing && !lines.hasLine, let frame = lines.next(maxLength: server.maxLineLength) {
+            server.receive(frame, from: client)
+        }
+        if readHeld && mayReadMore && !inputClosed, let context {
+            readHeld = false
             context.read()
         }
     }
 
-    /// Goes on with the held lines in a turn of the loop of its own (not inside the write that resumed it).
-    private func scheduleResume(_ channel: any Channel) {
-        guard !resumeScheduled else { return }
-        resumeScheduled = true
-        channel.eventLoop.assumeIsolated().execute { [self] in
-            resumeScheduled = false
-            resume(channel)
+    /// A client that shut down its sending side (`nc -N`, `socat` at the end of its input) still gets what it
+    /// subscribed to, until it closes: its last requests are handled, and the connection stays for output (a
+    /// write to a client that has gone fails and closes it).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            inputClosed = true
+            handleLines()
         }
-    }
-
-    private func resume(_ channel: any Channel) {
-        guard active, let client else { return }
-        while !client.isReadingPaused, let frame = held.popFirst() {
-            server.receive(frame, from: client)
-        }
-        if held.isEmpty && !client.isReadingPaused && readHeld {
-            readHeld = false
-            channel.read()
-        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -60,8 +60,14 @@ struct OutboundQueue<Message> {
     /// Dropped since the client last caught up: the drop limit counts these.
     private(set) var droppedSinceCaughtUp = 0
     private(set) var isClosing = false
+    /// The weight of what waits (bytes, for the server's buffers), by ``weight``.
+    private(set) var weightWaiting = 0
+    private let weight: (Message) -> Int
 
-    init() {}
+    /// - Parameter weight: what a message weighs in ``weightWaiting`` (its bytes, say).
+    init(weight: @escaping (Message) -> Int = { _ in 1 }) {
+        self.weight = weight
+    }
 
     /// Messages waiting (the dropped notice aside).
     var count: Int { waiting.count }
@@ -77,17 +83,11 @@ struct OutboundQueue<Message> {
         case .droppable:
             if droppableCount >= limits.queueLimit {
                 if let index = waiting.firstIndex(where: { $0.kind == .droppable }) {
-                    waiting.remove(at: index)
+                    weightWaiting -= weight(waiting.remove(at: index).message)
                     droppableCount -= 1
                 }
-                droppedUnreported += 1
-                droppedSinceCaughtUp += 1
+                if let cutOff = countDropped(limits: limits) { return cutOff }
                 droppedOldest = true
-                if droppedSinceCaughtUp > limits.dropLimit {
-                    let dropped = droppedSinceCaughtUp
-                    cutOff()
-                    return .cutOff(.tooManyDropped(dropped))
-                }
             }
             // A queue limit of zero keeps nothing: the message itself is the one dropped.
             guard limits.queueLimit > 0 else { return .queued(droppedOldest: droppedOldest) }
@@ -101,7 +101,25 @@ struct OutboundQueue<Message> {
             answerCount += 1
         }
         waiting.append((message, kind))
+        weightWaiting += weight(message)
         return .queued(droppedOldest: droppedOldest)
+    }
+
+    /// Drops an event or sample without queueing it (the server is over its budget for this client, or for all
+    /// of them): counted, and reported to the client like one dropped for room.
+    /// - Returns: nil, or ``EnqueueAction/cutOff(_:)`` past the drop limit.
+    mutating func drop(limits: Limits) -> EnqueueAction? {
+        guard !isClosing else { return nil }
+        return countDropped(limits: limits)
+    }
+
+    private mutating func countDropped(limits: Limits) -> EnqueueAction? {
+        droppedUnreported += 1
+        droppedSinceCaughtUp += 1
+        guard droppedSinceCaughtUp > limits.dropLimit else { return nil }
+        let dropped = droppedSinceCaughtUp
+        cutOff()
+        return .cutOff(.tooManyDropped(dropped))
     }
 
     /// The next thing to write while the socket takes more; nil when nothing waits, and from then on the drop
@@ -119,6 +137,7 @@ struct OutboundQueue<Message> {
         case .droppable: droppableCount -= 1
         case .answer: answerCount -= 1
         }
+        weightWaiting -= weight(message)
         if waiting.isEmpty { droppedSinceCaughtUp = 0 }
         return .message(message)
     }
@@ -142,5 +161,6 @@ struct OutboundQueue<Message> {
         droppableCount = 0
         answerCount = 0
         droppedUnreported = 0
+        weightWaiting = 0
     }
 }

@@ -12,10 +12,25 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxBadLines = 20
     /// Recent events kept for `replay`.
     public var replayCapacity = 1024
+    /// Most connections one user (uid) may hold at once; root is not limited.
+    public var maxClientsPerUser = 256
+    /// Connection slots (out of ``maxClients``) kept for root and the admin accounts.
+    public var reservedClients = 32
+    /// Bytes the daemon holds for one client that does not read (answers and events waiting, and what the
+    /// kernel has not taken yet); past it events to it are dropped and its requests are not read.
+    public var clientBuffer = 64 * 1024
+    /// Bytes the daemon holds for all clients together; past it, clients that are owed anything get no more
+    /// events and have their requests left unread, until the total is back under three quarters of it.
+    public var totalBuffer = 16 * 1024 * 1024
     /// Who may do what.
     public var access = AccessPolicy()
 
     public init() {}
+
+    /// Who gets a connection slot.
+    public var slots: ClientSlots {
+        ClientSlots(maxClients: maxClients, maxPerUser: maxClientsPerUser, reserved: reservedClients)
+    }
 }
 
 /// Who may use the socket: decided from the peer's credentials (SO_PEERCRED), never from what it says.
@@ -35,6 +50,12 @@ public struct AccessPolicy: Sendable, Hashable {
         case disconnect
         /// It may no longer stream samples: its stream stops, the connection stays.
         case stopSamples
+    }
+
+    /// Whether `peer` is an administrator: root, or allowed to stream samples or to simulate by a rule that does
+    /// not allow everyone (by default, the group shaked-admin). Administrators may take the reserved slots.
+    public func isAdmin(_ peer: PeerCredentials) -> Bool {
+        peer.uid == 0 || (!samples.everyone && samples.allows(peer)) || (!simulate.everyone && simulate.allows(peer))
     }
 
     /// What a connected peer (streaming samples or not) loses under this policy; nil: nothing.

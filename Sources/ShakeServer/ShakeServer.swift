@@ -1,3 +1,4 @@
+import DequeModule
 public import Foundation
 public import Logging
 public import NIOCore
@@ -97,6 +98,22 @@ public final class ShakeServer: Sendable {
         var socketFile: String?
         /// The most clients connected at once since they were last all gone.
         var peakClients = 0
+        /// Connections by user (uid; clients without credentials under `UInt32.max`).
+        var clientsPerUser: [UInt32: Int] = [:]
+        /// Clients streaming samples (kept as they change: counting them is not worth a pass over every client).
+        var sampleStreams = 0
+        /// Bytes held for all clients together (``Client/owed``).
+        var owedTotal = 0
+        /// Over ``ServerConfiguration/totalBuffer``: clients that are owed anything are neither read nor sent
+        /// events, until the total is back under three quarters of it.
+        var overBudget = false
+        /// Request lines handled in this turn (``ShakeServer/linesPerTurn``), and the clients waiting for the next.
+        var linesThisTurn = 0
+        var turnWaiters = Deque<() -> Void>()
+        var turnScheduled = false
+        /// Refusals and limits, logged at most once per interval and kind.
+        var warnings = LogLimiter<String>(interval: ShakeServer.warningInterval)
+        var warningsTask: RepeatedTask?
     }
 
     private let loop: NIOLoopBoundBox<LoopState>
@@ -156,6 +173,16 @@ public final class ShakeServer: Sendable {
         _modify { yield &loop.value.peakClients }
     }
 
+    /// Request lines all clients together may have handled in one turn of the loop, and one client before the
+    /// others get theirs: requests are served in turns, so many clients sending at once delay each other (and
+    /// the watchdog's keep-alive, and a fresh client) by a turn, not by all they sent.
+    static let linesPerTurn = 64
+    static let linesPerClientTurn = 4
+    /// The pause between two turns of requests, in which the loop does its other work.
+    static let turnPause = TimeAmount.milliseconds(1)
+    /// How often a refusal or limit of one kind is logged at most (the others counted).
+    static let warningInterval = TimeAmount.seconds(10)
+
     struct ServerCounters {
         var connections = 0
         var refused = 0
@@ -193,13 +220,26 @@ public final class ShakeServer: Sendable {
     }
 
     private func listen(_ listener: Listener) async throws {
+        let budget = try await eventLoop.submit { self.configuration.clientBuffer }.get()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
-            .childChannelOption(.writeBufferWaterMark, value: .init(low: 16 * 1024, high: 64 * 1024))
+            // Accepting is cheap, and a fresh client should not wait for many turns of others' requests.
+            .serverChannelOption(.maxMessagesPerRead, value: 64)
+            // What one client may cost: the channel holds at most half its budget before the queue takes over,
+            // the kernel a quarter (it doubles what it is given, and counts each line's overhead: a dozen or two
+            // short lines), and one read brings at most 16 KiB. A client that asks without reading gets what its
+            // socket holds, then stalls: the smaller, the less answering it costs the daemon.
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: budget / 8, high: budget / 2))
+            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(budget / 8))
+            .childChannelOption(
+                .recvAllocator,
+                value: AdaptiveRecvByteBufferAllocator(
+                    minimum: 64, initial: 2048, maximum: 16 * 1024)
+            )
+            .childChannelOption(.maxMessagesPerRead, value: 1)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineFrameDecoder(maxLength: self.configuration.maxLineLength)))
                     try channel.pipeline.syncOperations.addHandler(ClientHandler(server: self))
                 }
             }
@@ -219,7 +259,12 @@ public final class ShakeServer: Sendable {
             channel = try await bootstrap.withBoundSocket(descriptor).get()
             logger.info("listening on the socket passed by systemd", metadata: ["fd": "\(descriptor)"])
         }
-        try await eventLoop.submit { self.listener = channel }.get()
+        try await eventLoop.submit {
+            self.listener = channel
+            self.loop.value.warningsTask = self.eventLoop.scheduleRepeatedTask(
+                initialDelay: Self.warningInterval, delay: Self.warningInterval
+            ) { _ in self.logSuppressedWarnings() }
+        }.get()
     }
 
     /// Stops: closes the listening socket, flushes what each client is owed, then closes every connection. Once:
@@ -231,6 +276,8 @@ public final class ShakeServer: Sendable {
         }
         guard previous != .shuttingDown && previous != .stopped else { return }
         let closing: EventLoopFuture<Void> = eventLoop.flatSubmit {
+            self.loop.value.warningsTask?.cancel()
+            self.logSuppressedWarnings(all: true)
             let listenerClosed = self.listener?.close() ?? self.eventLoop.makeSucceededVoidFuture()
             let clientsClosed = self.clients.values.map { $0.flushAndClose() }
             return EventLoopFuture.andAllComplete([listenerClosed] + clientsClosed, on: self.eventLoop)
@@ -266,7 +313,7 @@ public final class ShakeServer: Sendable {
     /// Sends a raw sample to the clients that asked for samples.
     public func publish(sample: Sample) {
         onLoop {
-            guard self.clients.values.contains(where: \.wantsSamples) else { return }
+            guard self.loop.value.sampleStreams > 0 else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
             let limits = self.clientLimits
             for client in self.clients.values where client.wantsSamples {
@@ -331,6 +378,7 @@ public final class ShakeServer: Sendable {
             case .stopSamples:
                 logger.notice("stopped a sample stream no longer allowed", metadata: peer.metadata)
                 client.wantsSamples = false
+                loop.value.sampleStreams -= 1
                 reply(
                     client,
                     buffer(ServerMessage.error(code: "forbidden", message: "no longer allowed to stream samples").line))
@@ -343,28 +391,37 @@ public final class ShakeServer: Sendable {
 
     func accept(_ client: Client) {
         counters.connections += 1
-        guard clients.count < configuration.maxClients else {
+        client.owedChanged = { [self] change in owedChanged(by: change) }
+        let user = client.peer?.uid ?? UInt32.max
+        if let refusal = configuration.slots.refusal(
+            connected: clients.count, sameUser: loop.value.clientsPerUser[user, default: 0],
+            root: client.peer?.uid == 0, admin: client.peer.map(configuration.access.isAdmin) ?? false)
+        {
             counters.refused += 1
-            logger.warning(
-                "refused a client: too many clients",
-                metadata: client.logMetadata.merging(["limit": "\(configuration.maxClients)"]) { $1 })
-            reply(
-                client,
-                buffer(
-                    ServerMessage.error(
-                        code: "too_many_clients",
-                        message: "the daemon serves at most \(configuration.maxClients) clients"
-                    ).line))
+            let message: String
+            var metadata = client.logMetadata
+            switch refusal {
+            case .full(let limit):
+                message = "the daemon serves at most \(limit) clients"
+                metadata["limit"] = "\(limit)"
+                warn("refused a client: too many clients", metadata: metadata)
+            case .perUser(let limit):
+                message = "the daemon serves at most \(limit) clients of one user"
+                metadata["limit"] = "\(limit)"
+                warn("refused a client: too many clients of one user", metadata: metadata)
+            }
+            reply(client, buffer(ServerMessage.error(code: "too_many_clients", message: message).line))
             _ = client.flushAndClose()
             return
         }
         if let peer = client.peer, !configuration.access.subscribe.allows(peer) {
             counters.refused += 1
-            logger.warning("refused a client: not allowed to subscribe", metadata: peer.metadata)
+            warn("refused a client: not allowed to subscribe", metadata: peer.metadata)
             reply(client, buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
             _ = client.flushAndClose()
             return
         }
+        loop.value.clientsPerUser[user, default: 0] += 1
         clients[ObjectIdentifier(client)] = client
         peakClients = max(peakClients, clients.count)
         let status = hooks.status()
@@ -376,6 +433,10 @@ public final class ShakeServer: Sendable {
 
     func remove(_ client: Client) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        let user = client.peer?.uid ?? UInt32.max
+        let held = loop.value.clientsPerUser[user, default: 1] - 1
+        loop.value.clientsPerUser[user] = held > 0 ? held : nil
+        if client.wantsSamples { loop.value.sampleStreams -= 1 }
         listenersChanged()
         if clients.isEmpty, peakClients >= 64 {
             // Many clients came and went: hand the memory their buffers took back to the system.
@@ -395,9 +456,8 @@ public final class ShakeServer: Sendable {
     }
 
     private func listenersChanged() {
-        let subscribers = clients.values.filter(\.isSubscriber).map { $0.peer?.uid }
-        let streams = clients.values.filter(\.wantsSamples).count
-        hooks.listenersChanged(subscribers, streams)
+        // Every client is a subscriber (subscribe only narrows the phases): each is reported with its user.
+        hooks.listenersChanged(clients.values.map { $0.peer?.uid }, loop.value.sampleStreams)
     }
 
     func receive(_ frame: LineFrameDecoder.Frame, from client: Client) {
@@ -407,7 +467,8 @@ public final class ShakeServer: Sendable {
             case .tooLong:
                 throw RequestError.tooLong(limit: configuration.maxLineLength)
             case .line(let line):
-                if line.readableBytes == 0 { return }  // Blank lines are harmless keep-alives.
+                // Not free: an empty line is a bad line, or a flood of them would cost the daemon and nobody else.
+                if line.readableBytes == 0 { throw RequestError.emptyLine }
                 request = try Request.parse(line.readableBytesView)
             }
         } catch let error as RequestError {
@@ -421,12 +482,10 @@ public final class ShakeServer: Sendable {
             counters.refusedRequests += 1
             var metadata = client.logMetadata
             metadata["request"] = "\(request.name)"
-            logger.warning("refused a request", metadata: metadata)
-            reply(
-                client,
-                buffer(
-                    ServerMessage.error(code: "forbidden", message: "\(request.name) needs root or an admin group").line
-                ))
+            warn("refused a request", metadata: metadata)
+            // Refused requests count as bad lines: a client that keeps asking is disconnected like one that
+            // keeps sending garbage.
+            reject(client, RequestError(code: "forbidden", message: "\(request.name) needs root or an admin group"))
             return
         }
         switch request {
@@ -441,7 +500,7 @@ public final class ShakeServer: Sendable {
             counters["events_dropped"] = self.counters.dropped
             let message = ServerMessage.Status(
                 // The others: the connection asking is not counted among those it asks about.
-                sensor: status.sensor, subscribers: clients.values.filter { $0.isSubscriber && $0 !== client }.count,
+                sensor: status.sensor, subscribers: clients.count - 1,
                 shaking: status.shaking,
                 seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
             reply(client, buffer(ServerMessage.status(message).line))
@@ -457,6 +516,7 @@ public final class ShakeServer: Sendable {
                 client,
                 buffer(ServerMessage.replayed(since: since, count: replay.lines.count, complete: replay.complete).line))
         case .samples:
+            if !client.wantsSamples { loop.value.sampleStreams += 1 }
             client.wantsSamples = true
             reply(client, buffer(ServerMessage.ok(request: "samples").line))
             listenersChanged()
@@ -477,12 +537,11 @@ public final class ShakeServer: Sendable {
     }
 
     private func reject(_ client: Client, _ error: RequestError) {
-        counters.badLines += 1
+        if error.code != "forbidden" { counters.badLines += 1 }
         client.badLines += 1
         reply(client, buffer(ServerMessage.error(code: error.code, message: error.message).line))
         if client.badLines >= configuration.maxBadLines {
-            logger.warning(
-                "disconnected a client that kept sending bad lines", metadata: client.logMetadata)
+            warn("disconnected a client that kept sending bad lines", metadata: client.logMetadata)
             reply(
                 client,
                 buffer(
@@ -501,7 +560,12 @@ public final class ShakeServer: Sendable {
     }
 
     private func send(_ client: Client, _ buffer: ByteBuffer, limits: OutboundQueue<ByteBuffer>.Limits) {
-        account(client.send(buffer, limits: limits), for: client)
+        let owed = client.owed
+        if owed > 0 && (owed + buffer.readableBytes > configuration.clientBuffer || loop.value.overBudget) {
+            account(client.dropInstead(limits: limits), for: client)
+        } else {
+            account(client.send(buffer, limits: limits), for: client)
+        }
     }
 
     private func reply(_ client: Client, _ buffer: ByteBuffer) {
@@ -525,7 +589,89 @@ public final class ShakeServer: Sendable {
             case .tooManyAnswers(let count):
                 metadata["answers_waiting"] = "\(count)"
             }
-            logger.warning("disconnected a client that does not read", metadata: metadata)
+            warn("disconnected a client that does not read", metadata: metadata)
+        }
+    }
+
+    // MARK: - Budgets, turns and warnings
+
+    /// The longest request line now: a reload changes it for connections already open too.
+    var maxLineLength: Int { configuration.maxLineLength }
+
+    /// Whether `client`'s requests may be read and handled now: the kernel has taken everything sent to it. A
+    /// client that asks without reading thus gets no more answers than its socket buffer holds before it stalls
+    /// itself, whatever it sent: answering is what costs the daemon.
+    func mayRead(_ client: Client) -> Bool {
+        client.owed == 0
+    }
+
+    private func owedChanged(by change: Int) {
+        loop.value.owedTotal += change
+        let total = loop.value.owedTotal
+        if !loop.value.overBudget && total > configuration.totalBuffer {
+            loop.value.overBudget = true
+            warn("over the buffer budget for all clients", metadata: ["bytes": "\(total)"])
+        } else if loop.value.overBudget && total <= configuration.totalBuffer / 4 * 3 {
+            loop.value.overBudget = false
+            // Clients held back while over budget go on (each handles its lines in a turn).
+            for client in clients.values { client.readingResumed?() }
+        }
+    }
+
+    /// Takes one line out of this turn's allowance. - Returns: false when the turn is used up: wait for the next.
+    func takeLine() -> Bool {
+        guard loop.value.linesThisTurn < Self.linesPerTurn else { return false }
+        loop.value.linesThisTurn += 1
+        scheduleTurn()
+        return true
+    }
+
+    /// Whether clients wait for a turn.
+    var othersWaitForTurn: Bool { !loop.value.turnWaiters.isEmpty }
+
+    /// Runs `work` in the next turn, after those already waiting.
+    func waitForTurn(_ work: @escaping () -> Void) {
+        loop.value.turnWaiters.append(work)
+        scheduleTurn()
+    }
+
+    /// A new turn a pause from now (not at once: NIO runs tasks that schedule tasks without returning to the
+    /// sockets, so that would starve them).
+    private func scheduleTurn() {
+        guard !loop.value.turnScheduled else { return }
+        loop.value.turnScheduled = true
+        eventLoop.assumeIsolated().scheduleTask(in: Self.turnPause) { [self] in
+            loop.value.turnScheduled = false
+            loop.value.linesThisTurn = 0
+            // Those waiting go in order; one that still has lines after its share waits again at the back.
+            var waiting = loop.value.turnWaiters.count
+            while waiting > 0, loop.value.linesThisTurn < Self.linesPerTurn,
+                let work = loop.value.turnWaiters.popFirst()
+            {
+                work()
+                waiting -= 1
+            }
+            if !loop.value.turnWaiters.isEmpty { scheduleTurn() }
+        }
+    }
+
+    /// Logs a refusal or a limit reached, unless one of its kind was logged within the interval (then it is
+    /// counted, and the count logged at the interval's end).
+    private func warn(_ message: Logger.Message, metadata: Logger.Metadata) {
+        if loop.value.warnings.shouldLog(message.description, now: .now()) {
+            logger.warning(message, metadata: metadata)
+        }
+    }
+
+    private func logSuppressedWarnings(all: Bool = false) {
+        let now: NIODeadline = .now() + (all ? Self.warningInterval : .zero)
+        for (kind, count) in loop.value.warnings.due(now: now) {
+            logger.warning(
+                "more of the same warning, not logged one by one",
+                metadata: [
+                    "message": "\(kind)", "count": "\(count)",
+                    "interval_s": "\(Self.warningInterval.nanoseconds / 1_000_000_000)",
+                ])
         }
     }
 }

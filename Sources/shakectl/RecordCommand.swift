@@ -1,9 +1,9 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import ShakeClient
 import ShakeDetection
 import ShakeTrace
+import UnixSignals
 
 struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -86,34 +86,9 @@ struct RecordCommand: AsyncParsableCommand {
         return out
     }
 
-    /// Returns when SIGINT or SIGTERM arrives.
+    /// Returns when SIGINT or SIGTERM arrives (as the daemon, through swift-service-lifecycle's signal sequence).
     static func interrupted() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumed = Resumed()
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    if resumed.claim() { continuation.resume() }
-                }
-                source.resume()
-                Resumed.keep(source)
-            }
-        }
-    }
-
-    final class Resumed: @unchecked Sendable {
-        private let lock = NSLock()
-        private var done = false
-        nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
-
-        func claim() -> Bool {
-            lock.withLock {
-                defer { done = true }
-                return !done
-            }
-        }
-
-        static func keep(_ source: any DispatchSourceSignal) { sources.append(source) }
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        for await _ in signals { return }
     }
 }

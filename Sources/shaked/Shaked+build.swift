@@ -19,7 +19,7 @@ extension Shaked {
             configuration = ShakedConfiguration()
             configError = error
         }
-        let level = LogLevelControl(LogLevelName.parse(configuration.logging.level) ?? .info)
+        let level = LogLevelControl(Logger.Level(configuration.logging.level))
         let logger = Self.bootstrapLogging(level: level)
         if let configError {
             // A bad configuration at start refuses to start, saying why.
@@ -30,7 +30,9 @@ extension Shaked {
         }
         logger.info(
             "configuration", metadata: ["file": "\(path ?? "built-in defaults (no \(Self.defaultConfigPath))")"])
-        for line in ConfigurationSummary.lines(configuration) { logger.debug("\(line)") }
+        for line in ConfigurationSummary.lines(configuration) {
+            logger.debug("configuration section", metadata: ["section": "\(line)"])
+        }
 
         let run = Daemon.RunOptions(
             printEvents: printEvents, speed: speed, loop: loop, listener: noSocket ? nil : listener(configuration))

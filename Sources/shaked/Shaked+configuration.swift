@@ -47,7 +47,7 @@ extension Shaked {
             given("detector.sensitivity", "--sensitivity")
         }
         if let logLevel {
-            configuration.logging.level = logLevel.lowercased()
+            configuration.logging.level = logLevel
             given("logging.level", "--log-level")
         }
         if let socket {
@@ -124,14 +124,16 @@ enum ConfigurationSummary {
         let socket = configuration.socket
         let clients = configuration.clients
         return [
-            "sensor:   \(sensor.source), device \(sensor.device ?? "auto"), \(DecimalText.format(sensor.rate, decimals: 3)) Hz"
+            "sensor:   \(sensor.source), device \(sensor.device == .automatic ? "auto" : sensor.device.description), \(DecimalText.format(sensor.rate, decimals: 3)) Hz"
                 + (sensor.alwaysOn ? ", always on" : ", only while somebody listens"),
             "detector: \(detector.sensitivity.rawValue)"
                 + (overrides.isEmpty ? "" : " with \(overrides.joined(separator: ", "))"),
             "socket:   \(socket.path ?? "default path"), mode 0\(String(socket.mode, radix: 8)), group "
                 + (socket.group?.description ?? "unchanged"),
             "clients:  at most \(clients.maxClients), queue \(clients.queueLimit), drop limit \(clients.dropLimit), "
-                + "lines \(clients.maxLineLength) bytes, \(clients.maxBadLines) bad lines, replay \(clients.replayCapacity)",
+                + "lines \(clients.maxLineLength) bytes, \(clients.maxBadLines) bad lines, replay \(clients.replayCapacity), "
+                + "\(clients.maxClientsPerUser) per user, \(clients.reservedClients) reserved, buffers "
+                + "\(clients.clientBuffer) bytes a client and \(clients.totalBuffer) in all",
             "access:   subscribe \(configuration.access.subscribe); samples \(configuration.access.samples); "
                 + "simulate \(configuration.access.simulate) (root always)",
             "logging:  \(configuration.logging.level)",

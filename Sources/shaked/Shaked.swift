@@ -65,11 +65,20 @@ struct Shaked: AsyncParsableCommand {
 
     // Options that the configuration file also sets: nil (not given) leaves the file's value.
 
-    @Option(help: "Where samples come from: iio, iio:URI or replay:FILE (default iio).")
-    var source: String?
+    @Option(
+        help: "Where samples come from: iio, iio:URI or replay:FILE (default iio).",
+        transform: { text throws(ValidationError) in
+            guard let source = SourceSpec(parsing: text) else {
+                throw ValidationError("--source must be iio, iio:URI or replay:FILE, not '\(text)'")
+            }
+            return source
+        })
+    var source: SourceSpec?
 
-    @Option(help: "Which accelerometer: display, base, iio:deviceN, or a name or label.")
-    var device: String?
+    @Option(
+        help: "Which accelerometer: display, base, iio:deviceN, or a name or label.",
+        transform: { DeviceRequest(parsing: $0) })
+    var device: DeviceRequest?
 
     @Option(help: "Sampling rate to ask the sensor for, Hz (default 100).")
     var rate: Double?
@@ -77,8 +86,13 @@ struct Shaked: AsyncParsableCommand {
     @Option(help: "Sensitivity preset: light, medium (default) or hard.")
     var sensitivity: DetectorSettings.Sensitivity?
 
-    @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
-    var logLevel: String?
+    @Option(
+        help: "Log level: trace, debug, info (default), notice, warning, error, critical.",
+        transform: { text throws(ValidationError) in
+            guard let level = LogLevel(parsing: text) else { throw ValidationError("unknown --log-level '\(text)'") }
+            return level
+        })
+    var logLevel: LogLevel?
 
     @Option(
         help:
@@ -131,12 +145,6 @@ struct Shaked: AsyncParsableCommand {
             }
         }
         guard speed.isFinite, speed >= 0 else { throw ValidationError("--speed must be 0 or more") }
-        if let source, SourceSpec(parsing: source) == nil {
-            throw ValidationError("--source must be iio, iio:URI or replay:FILE, not '\(source)'")
-        }
-        if let logLevel, LogLevelName.parse(logLevel) == nil {
-            throw ValidationError("unknown --log-level '\(logLevel)'")
-        }
         if let socketMode, ShakedConfiguration.SocketSection.mode(parsing: socketMode) == nil {
             throw ValidationError("--socket-mode must be an octal mode such as 0660, not '\(socketMode)'")
         }

@@ -79,13 +79,13 @@ struct FaultTests {
         }
         #expect(polling, "stderr:\n\(daemon.stderr)")
         #expect(daemon.outline == ["began", "cancelled(interrupted)"], "stderr:\n\(daemon.stderr)")
-        #expect(daemon.stderr.contains("the buffer of iio:device0 delivered no data for"))
+        #expect(daemon.stderr.contains("device=iio:device0 seconds="))
         // The cancellation is dated at the last sample the buffer delivered.
         let cancelledAt = daemon.events.last?["time"] as? Double ?? 0
         #expect(cancelledAt > 1.7 && cancelledAt < 1.9, "events: \(daemon.stdout)")
         // Capture goes on from the _raw attributes.
         let resumed = daemon.wait(timeout: Self.timeout) {
-            $0.stderr.contains("capturing from iio:device0: polled")
+            $0.stderr.contains("device=iio:device0 driver=polled")
                 && occurrences(of: "receiving samples", in: $0.stderr) >= 2
         }
         #expect(resumed, "stderr:\n\(daemon.stderr)")
@@ -149,11 +149,11 @@ struct FaultTests {
     // MARK: - The sensor's clock jumps
 
     @Test func timestampsJumpingMinutesAheadMidShakeInterruptIt() throws {
-        try clockJump(seconds: 300, log: "jumped ahead 300 s")
+        try clockJump(seconds: 300, log: "jumped ahead")
     }
 
     @Test func timestampsGoingBackMidShakeInterruptIt() throws {
-        try clockJump(seconds: -60, log: "went back 60 s")
+        try clockJump(seconds: -60, log: "went back")
     }
 
     /// A trace with shakes at 101-102.5 and 105-106.5 s whose clock moves by `seconds` at 102.105 s, near the
@@ -177,7 +177,9 @@ struct FaultTests {
             #expect(times[1] > jumpAt - 0.05 && times[1] <= jumpAt, "events: \(daemon.stdout)")
             #expect(abs(times[2] - (105 + seconds)) < 0.5, "events: \(daemon.stdout)")
         }
-        #expect(daemon.stderr.contains("the timestamps of iio:device0 \(log)"), "stderr:\n\(daemon.stderr)")
+        #expect(daemon.stderr.contains("the timestamps \(log)"), "stderr:\n\(daemon.stderr)")
+        #expect(
+            daemon.stderr.contains("device=iio:device0 seconds=\(Int(abs(seconds)))"), "stderr:\n\(daemon.stderr)")
         #expect(isAlive(daemon), "the daemon exited; stderr:\n\(daemon.stderr)")
         #expect(daemon.stop() == 0)
     }

@@ -88,7 +88,7 @@ struct SimulatedDeviceTests {
     @Test func theDisplaysAccelerometerIsPreferredOverTheBase() throws {
         let (daemon, status) = try runUntilEnded(try simulate("two"), scripts: ["iio:device0", "iio:device1"])
         expectShake(daemon, status: status)
-        #expect(daemon.stderr.contains("using accelerometer iio:device1 (fake-accel, accel-display)"))
+        #expect(daemon.stderr.contains("sensor=iio:device1 (fake-accel, accel-display)"))
     }
 
     @Test func aDeviceWithoutABufferIsPolled() throws {

@@ -44,7 +44,7 @@ struct ConfigLayersTests {
         let layered = try Self.load(root)
         let configuration = layered.configuration
         #expect(configuration.sensor.rate == 200)
-        #expect(configuration.sensor.device == "display")
+        #expect(configuration.sensor.device == .location(.display))
         #expect(configuration.detector.sensitivity == .hard)
         #expect(configuration.detector.overrides[.threshold] == 18)
         #expect(configuration.detector.overrides[.reversals] == 3)

@@ -71,6 +71,10 @@ struct ConfigLoaderTests {
               max_line_length: 1024
               max_bad_lines: 3
               replay_capacity: 16
+              max_clients_per_user: 4
+              reserved_clients: 2
+              client_buffer: 8192
+              total_buffer: 2097152
             access:
               subscribe: [group:input, user:alice]
               samples: root
@@ -78,8 +82,8 @@ struct ConfigLoaderTests {
             logging:
               level: DEBUG
             """)
-        #expect(configuration.sensor.source == "replay:/tmp/trace.csv")
-        #expect(configuration.sensor.device == "base")
+        #expect(configuration.sensor.source == .replay(path: "/tmp/trace.csv"))
+        #expect(configuration.sensor.device == .location(.base))
         #expect(configuration.sensor.rate == 200)
         #expect(configuration.sensor.alwaysOn)
         #expect(configuration.socket.path == "/run/user/1000/shaked.sock")
@@ -92,11 +96,15 @@ struct ConfigLoaderTests {
         clients.maxLineLength = 1024
         clients.maxBadLines = 3
         clients.replayCapacity = 16
+        clients.maxClientsPerUser = 4
+        clients.reservedClients = 2
+        clients.clientBuffer = 8192
+        clients.totalBuffer = 2_097_152
         #expect(configuration.clients == clients)
         #expect(configuration.access.subscribe == .accounts([.group(.name("input")), .user(.name("alice"))]))
         #expect(configuration.access.samples == .accounts([]))
         #expect(configuration.access.simulate == .accounts([.user(.number(1000)), .group(.number(990))]))
-        #expect(configuration.logging.level == "debug")
+        #expect(configuration.logging.level == .debug)
         #expect(AccountResolver.system.resolve(.user(.name("root")))?.id == 0)
         #expect(Self.accounts.resolve(.group(.name("input")))?.id == 101)
     }
@@ -180,6 +188,11 @@ struct ConfigLoaderTests {
         ),
         ("socket:\n  group: wheel-of-fortune\n", "socket.group: no group named 'wheel-of-fortune'"),
         ("clients:\n  max_clients: 0\n", "clients.max_clients: 0 is out of range; allowed: 1...65536"),
+        (
+            "clients:\n  total_buffer: 1000\n",
+            "clients.total_buffer: 1000 is out of range; allowed: 1048576...1073741824"
+        ),
+        ("clients:\n  client_buffer: 100\n", "clients.client_buffer: 100 is out of range; allowed: 4096...16777216"),
         ("clients:\n  queue_limit: 2.5\n", "clients.queue_limit: expected a whole number, found '2.5'"),
         ("clients:\n  max_client: 5\n", "clients.max_client: unknown key; known keys: max_clients"),
         ("access:\n  samples: anyone\n", "access.samples: 'anyone' is not a rule; allowed: everyone, root"),

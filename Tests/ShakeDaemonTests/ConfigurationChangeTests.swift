@@ -50,7 +50,7 @@ struct ConfigurationChangeTests {
 
     @Test func logLevelAndAlwaysOnApplyNow() {
         let chatty = change {
-            $0.logging.level = "DEBUG"
+            $0.logging.level = .debug
             $0.sensor.alwaysOn = true
         }
         #expect(chatty.logLevel == .debug)
@@ -60,8 +60,8 @@ struct ConfigurationChangeTests {
 
     @Test func theSensorAndTheSocketWaitForARestart() {
         let moved = change {
-            $0.sensor.source = "replay:trace.csv"
-            $0.sensor.device = "display"
+            $0.sensor.source = .replay(path: "trace.csv")
+            $0.sensor.device = .location(.display)
             $0.sensor.rate = 50
             $0.socket.path = "/tmp/elsewhere.sock"
         }

@@ -38,6 +38,22 @@ struct ServerUpdateTests {
         await harness.stop()
     }
 
+    /// A reloaded `max_line_length` applies to connections already open, from their next line on.
+    @Test func aNewLineLengthAppliesToConnectedClients() async throws {
+        let harness = try await ServerHarness()
+        let client = try RawClient(path: harness.path)
+        #expect(client.readLine()?.contains(#""event":"hello""#) == true)
+        // 600 bytes: a valid status request under the default limit.
+        client.write(#"{"request":"status"\#(String(repeating: " ", count: 580))}"# + "\n")
+        #expect(client.readLine()?.contains(#""event":"status""#) == true)
+        var configuration = ServerConfiguration()
+        configuration.maxLineLength = 300
+        await harness.server.update(configuration)
+        client.write(#"{"request":"status"\#(String(repeating: " ", count: 580))}"# + "\n")
+        #expect(client.readLine()?.contains(#""error":"line_too_long""#) == true)
+        await harness.stop()
+    }
+
     @Test(
         .enabled(
             if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")

@@ -27,6 +27,14 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 500
     )
     for subscribers in [1, 100, 1000] {
+        // The physical limit on this machine, in the same run: a plain loop writing the server's event line to
+        // N connected Unix sockets, read by the same epoll reader. The figures below are stated as ratios to it.
+        Benchmark("plain write to \(subscribers) sockets (baseline)") { benchmark in
+            let rig = try await Rigs.shared.baselineRig(sockets: subscribers)
+            benchmark.startMeasurement()
+            rig.writeAndWait()
+            benchmark.stopMeasurement()
+        }
         // Arrival at the subscribers' sockets: what any subscriber process can see first.
         Benchmark("event to \(subscribers) subscribers (socket)") { benchmark in
             let rig = try await Rigs.shared.socketRig(subscribers: subscribers)
@@ -104,6 +112,84 @@ final class SocketRig: @unchecked Sendable {
     }
 }
 
+/// N connected Unix socket pairs: one loop writes the same line to every writing end, one epoll reader (as
+/// ``SocketRig``'s) waits for it at every reading end. No server, no event loop: the cost of the system calls.
+final class BaselineRig: @unchecked Sendable {
+    let sockets: Int
+    private var writers: [Int32] = []
+    private let epoll: Int32
+    private var newlines = 0
+    private let line: [UInt8]
+
+    init(sockets: Int) async throws {
+        self.sockets = sockets
+        line = try await Self.eventLine()
+        epoll = epoll_create1(0)
+        for _ in 0..<sockets {
+            var pair: [Int32] = [0, 0]
+            precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0, "cannot make a socket pair")
+            writers.append(pair[0])
+            var event = epoll_event()
+            event.events = UInt32(EPOLLIN.rawValue)
+            event.data.fd = pair[1]
+            precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, pair[1], &event) == 0, "cannot watch a socket")
+        }
+    }
+
+    /// The line the server writes for the event the other rigs publish, read from a real subscriber.
+    static func eventLine() async throws -> [UInt8] {
+        let (server, path) = try await startServer(name: "baseline-line")
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        precondition(connected == 0, "cannot connect")
+        defer { close(fd) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var published = false
+        // The hello first, then the event's line.
+        while received.filter({ $0 == 10 }).count < 2 {
+            if !published, received.contains(10) {
+                server.publish(.began(time: 1))
+                published = true
+            }
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            precondition(read > 0, "the server closed the connection")
+            received += buffer[0..<read]
+        }
+        let lines = received.split(separator: 10, omittingEmptySubsequences: true)
+        return Array(lines[1]) + [10]
+    }
+
+    /// Writes the line to every socket, then reads until every one has delivered it.
+    func writeAndWait() {
+        for fd in writers {
+            let written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            precondition(written == line.count, "a short write")
+        }
+        let target = newlines + sockets
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        while newlines < target {
+            let ready = epoll_wait(epoll, &events, Int32(events.count), 1000)
+            guard ready > 0 else { continue }
+            for index in 0..<Int(ready) {
+                let fd = events[index].data.fd
+                let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                if read > 0 { newlines += buffer[0..<read].reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
+            }
+        }
+    }
+}
+
 /// A quiet server on a fresh socket path, with the descriptor limit raised for many subscribers.
 func startServer(name: String) async throws -> (ShakeServer, String) {
     raiseDescriptorLimit()
@@ -129,6 +215,14 @@ actor Rigs {
     static let shared = Rigs()
     private var rigs: [Int: LatencyRig] = [:]
     private var socketRigs: [Int: SocketRig] = [:]
+    private var baselineRigs: [Int: BaselineRig] = [:]
+
+    func baselineRig(sockets: Int) async throws -> BaselineRig {
+        if let rig = baselineRigs[sockets] { return rig }
+        let rig = try await BaselineRig(sockets: sockets)
+        baselineRigs[sockets] = rig
+        return rig
+    }
 
     func socketRig(subscribers: Int) async throws -> SocketRig {
         if let rig = socketRigs[subscribers] { return rig }

@@ -1,0 +1,154 @@
+import DequeModule
+import Synchronization
+
+/// A small buffer between one producer and one consumer that keeps backpressure without a rendezvous per element.
+///
+/// The producer's ``yield(_:)`` returns at once while fewer than `high` elements wait; at `high` it suspends
+/// until the consumer has taken the buffer down to `low` (or gone away). So a consumer that stops asking holds
+/// the producer up, and with it the reading of the socket, while one that keeps up costs a lock per element and
+/// a resumption only when it was waiting for one. Elements arrive in order; after ``finish(throwing:)`` the
+/// consumer gets what is left, then the end (or the error).
+final class WatermarkBuffer<Element: Sendable>: Sendable {
+    let low: Int
+    let high: Int
+
+    private struct State: ~Copyable {
+        var elements = Deque<Element>()
+        /// Set once by `finish`: nil for a normal end, else the error to throw.
+        var end: (any Error)??
+        var consumerGone = false
+        var consumer: CheckedContinuation<Element?, any Error>?
+        var producer: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    private enum YieldStep {
+        case done
+        case resume(CheckedContinuation<Element?, any Error>)
+        case wait
+    }
+
+    private enum TakeStep {
+        case element(Element, producer: CheckedContinuation<Void, Never>?)
+        case end((any Error)?)
+        case cancelled
+        case wait
+    }
+
+    /// - Precondition: `0 <= low < high`.
+    init(low: Int = 16, high: Int = 64) {
+        precondition(low >= 0 && low < high, "the low watermark must be below the high one")
+        self.low = low
+        self.high = high
+    }
+
+    /// Hands `element` to the consumer; suspends while the buffer is full. Dropped when the consumer is gone.
+    func yield(_ element: Element) async {
+        let next: YieldStep = state.withLock { state in
+            if state.consumerGone || state.end != nil { return .done }
+            if let consumer = state.consumer {
+                state.consumer = nil
+                return .resume(consumer)
+            }
+            state.elements.append(element)
+            return state.elements.count >= high ? .wait : .done
+        }
+        switch next {
+        case .done: return
+        case .resume(let consumer): consumer.resume(returning: element)
+        case .wait: await waitForRoom()
+        }
+    }
+
+    private func waitForRoom() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if state.consumerGone || state.elements.count <= low || Task.isCancelled { return true }
+                    state.producer = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.producer.take() }?.resume()
+        }
+    }
+
+    /// Ends the stream: the consumer gets the elements left, then nil, or `error` when there is one.
+    func finish(throwing error: (any Error)? = nil) {
+        let consumer = state.withLock { state -> CheckedContinuation<Element?, any Error>? in
+            guard state.end == nil else { return nil }
+            state.end = .some(error)
+            return state.elements.isEmpty ? state.consumer.take() : nil
+        }
+        if let error { consumer?.resume(throwing: error) } else { consumer?.resume(returning: nil) }
+    }
+
+    /// The consumer stopped: the producer is let go and what it yields from now on is dropped.
+    func consumerFinished() {
+        let producer = state.withLock { state in
+            state.consumerGone = true
+            state.elements.removeAll()
+            return state.producer.take()
+        }
+        producer?.resume()
+    }
+
+    /// The next element, nil at the end; throws the producer's error after the last element. Returns nil when
+    /// the consumer's task is cancelled. One consumer at a time.
+    func next() async throws -> Element? {
+        let next: TakeStep = state.withLock { state in
+            if let element = state.elements.popFirst() {
+                let producer = state.elements.count <= low ? state.producer.take() : nil
+                return .element(element, producer: producer)
+            }
+            if let end = state.end {
+                // The error is thrown once; after it, the stream just ends.
+                state.end = .some(nil)
+                return .end(end)
+            }
+            return .wait
+        }
+        switch next {
+        case .element(let element, let producer):
+            producer?.resume()
+            return element
+        case .end(let error):
+            if let error { throw error }
+            return nil
+        case .cancelled, .wait:
+            return try await waitForElement()
+        }
+    }
+
+    private func waitForElement() async throws -> Element? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
+                let now: TakeStep = state.withLock { state in
+                    if let element = state.elements.popFirst() {
+                        return .element(element, producer: state.elements.count <= low ? state.producer.take() : nil)
+                    }
+                    if let end = state.end {
+                        state.end = .some(nil)
+                        return .end(end)
+                    }
+                    if Task.isCancelled { return .cancelled }
+                    state.consumer = continuation
+                    return .wait
+                }
+                switch now {
+                case .element(let element, let producer):
+                    producer?.resume()
+                    continuation.resume(returning: element)
+                case .end(let error?): continuation.resume(throwing: error)
+                case .end(nil), .cancelled: continuation.resume(returning: nil)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            state.withLock { $0.consumer.take() }?.resume(returning: nil)
+        }
+    }
+}
