@@ -20,6 +20,22 @@ struct BusServiceTests {
             pidFile: "\(directory)/daemon.pid", prefix: prefix)
     }
 
+    /// `shaked --socket DIRECTORY/shaked.sock ARGUMENTS` under umockdev-run, on the simulated device in `directory`,
+    /// with the system bus at `bus`. The daemon's own pid is recorded, so that stopping it ends the daemon and not
+    /// only umockdev-run (which would leave the daemon running).
+    static func simulatedDaemon(on bus: PrivateBus, directory: String, _ arguments: [String]) throws -> DaemonProcess {
+        try DaemonProcess(
+            command: [
+                "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", Harness.product("shaked"), "--socket",
+                "\(directory)/shaked.sock",
+            ] + arguments,
+            pidFile: "\(directory)/daemon.pid",
+            prefix: [
+                Harness.umockdevRun!, "--device", "\(directory)/device.umockdev", "--script",
+                "/dev/iio:device0=\(directory)/iio:device0.script", "--",
+            ])
+    }
+
     /// Waits until the daemon owns its name on `bus`.
     static func waitForName(on bus: PrivateBus, _ daemon: DaemonProcess) -> Bool {
         daemon.wait(timeout: 15) { _ in
@@ -149,13 +165,7 @@ struct BusServiceTests {
         let trace = "\(directory)/trace.csv"
         try Harness.shakectl(["synth", "--before", "30", "--after", "30", "--seed", "3", "--out", trace])
         try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
-        let daemon = try DaemonProcess(
-            [
-                Harness.umockdevRun!, "--device", "\(directory)/device.umockdev", "--script",
-                "/dev/iio:device0=\(directory)/iio:device0.script", "--", "/usr/bin/env",
-                "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", Harness.product("shaked"), "--socket",
-                "\(directory)/shaked.sock", "--log-level", "debug",
-            ], pidFile: "\(directory)/none")
+        let daemon = try Self.simulatedDaemon(on: bus, directory: directory, ["--log-level", "debug"])
         defer { _ = daemon.stop() }
         func count(_ text: String) -> Int { daemon.stderr.components(separatedBy: text).count - 1 }
         let off = "capture is off until a client connects"
@@ -262,12 +272,7 @@ struct BusServiceTests {
         try Harness.shakectl(["synth", "--before", "60", "--after", "30", "--seed", "3", "--out", trace])
         try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
         let socket = "\(directory)/shaked.sock"
-        let daemon = try DaemonProcess(
-            [
-                Harness.umockdevRun!, "--device", "\(directory)/device.umockdev", "--script",
-                "/dev/iio:device0=\(directory)/iio:device0.script", "--", "/usr/bin/env",
-                "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", Harness.product("shaked"), "--socket", socket,
-            ], pidFile: "\(directory)/none")
+        let daemon = try Self.simulatedDaemon(on: bus, directory: directory, [])
         defer { _ = daemon.stop() }
         func count(_ text: String) -> Int { daemon.stderr.components(separatedBy: text).count - 1 }
         let on = "a client is listening: capture is on"
