@@ -7,8 +7,8 @@ import UnixSignals
 
 // The daemon's long-running parts, each a `Service` under one `ServiceGroup` (see `Daemon.run`). The group starts
 // them in the order listed there and shuts them down gracefully in reverse: the stopping notice, the source, the
-// simulations, the reload, the watchdog, and the server last, so that whatever the source ends with still
-// reaches the clients.
+// simulations, the reload, the watchdog, the session watcher, the D-Bus object, and the server last, so that
+// whatever the source ends with still reaches the clients (as signals too).
 
 /// Tells systemd STOPPING as soon as the group's shutdown begins (a replay that ended, or a signal).
 struct StoppingNoticeService: Service {
