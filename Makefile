@@ -7,7 +7,7 @@ BUILD := .build/debug
 RELEASE := .build/release
 DEV_DATA ?= ../shared/data/dev
 
-.PHONY: all deps build release test vm-test sanitize demo fixtures bench bench-details bench-daemon eval lint format clean fuzz
+.PHONY: all deps build release test vm-test sanitize demo fixtures bench bench-details bench-daemon bench-hostile eval lint format clean fuzz
 
 all: build
 
@@ -62,6 +62,14 @@ bench-details: deps
 # The daemon's CPU, wake-ups and memory while capturing at 100 Hz on a simulated sensor, and while idle.
 bench-daemon: deps release
 	Benchmarks/daemon-cost.sh 60 10
+
+# Hostile local clients against the real daemon: what pipelined unread requests (300 and 2,000 clients), an
+# empty-line flood, 50,000 refused requests and one account holding every slot cost in memory, in a fresh client's
+# wait and in watchdog gaps, and how many lines they log (the last two need root). SHAKED=PATH measures another
+# build.
+SHAKED ?= .build/debug/shaked
+bench-hostile: build
+	python3 Benchmarks/hostile-clients.py --shaked $(SHAKED) pipeline:300 pipeline:2000 empty:8 simulate:50000 hold:2048
 
 # Accuracy on the development recordings, when they are present beside the repository.
 eval: release

@@ -5,7 +5,8 @@
 
 Attacks:
   pipeline:N    N connections (SO_RCVBUF 4096) each send 1,000 status requests and never read
-  empty:N       N connections flood empty lines for 5 s
+  empty:N       N connections flood empty lines while 20 fresh clients ask for status (a connection the daemon
+                ends is replaced)
   simulate:N    one connection as uid 65534 sends N refused simulate requests (needs root)
   hold:N        one account (uid 65534) opens N connections and holds them (needs root)
 
@@ -175,10 +176,20 @@ def empty_lines(daemon, count):
     stop = threading.Event()
     sent = [0]
 
+    reconnects = [0]
+
     def flooding():
+        # A connection the daemon ends is replaced at once: the flood goes on whatever the daemon does.
         while not stop.is_set():
-            for s in clients:
-                sent[0] += send_some(s, flood)
+            for index, s in enumerate(clients):
+                try:
+                    sent[0] += s.send(flood)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    s.close()
+                    clients[index] = connect_many(daemon.socket, 1)[0]
+                    reconnects[0] += 1
 
     thread = threading.Thread(target=flooding, daemon=True)
     start = time.monotonic()
@@ -192,7 +203,8 @@ def empty_lines(daemon, count):
     stop.set()
     thread.join()
     end = time.monotonic()
-    report(f"empty:{count}", daemon, base, peak, waits, start, end, f", empty lines sent {sent[0]}")
+    report(f"empty:{count}", daemon, base, peak, waits, start, end,
+           f", empty lines sent {sent[0]}, connections the daemon ended {reconnects[0]}")
     for s in clients:
         s.close()
 

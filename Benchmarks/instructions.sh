@@ -35,10 +35,15 @@ samples=$(($(wc -l <"$work/stream.csv") - 1))
 # Benchmarks/Instructions/main.swift, which does without Foundation: this valgrind cannot follow libdispatch.
 swiftc=${SWIFTC:-swiftc}
 flags=(-O -wmo -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault)
-"$swiftc" "${flags[@]}" -parse-as-library -module-name ShakeDetection -emit-library -static \
+# ShakeDetection's one dependency (settings' descriptions) first.
+"$swiftc" "${flags[@]}" -parse-as-library -module-name NumberFormat -emit-library -static \
+  -emit-module -emit-module-path "$work/NumberFormat.swiftmodule" -o "$work/libNumberFormat.a" \
+  Sources/NumberFormat/*.swift
+"$swiftc" "${flags[@]}" -I "$work" -parse-as-library -module-name ShakeDetection -emit-library -static \
   -emit-module -emit-module-path "$work/ShakeDetection.swiftmodule" -o "$work/libShakeDetection.a" \
   Sources/ShakeDetection/*.swift
-"$swiftc" "${flags[@]}" -I "$work" -L "$work" -lShakeDetection -lm -o "$work/drive" Benchmarks/Instructions/main.swift
+"$swiftc" "${flags[@]}" -I "$work" -L "$work" -lShakeDetection -lNumberFormat -lm -o "$work/drive" \
+  Benchmarks/Instructions/main.swift
 valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
   --toggle-collect='$s14ShakeDetection0A8DetectorV7process*' \
   "$work/drive" <"$work/stream.csv" >/dev/null 2>"$work/valgrind.log" || { cat "$work/valgrind.log" >&2; exit 1; }

@@ -24,8 +24,9 @@ public struct Sample: Sendable, Hashable {
     /// Whether the detector can use the sample: finite time, and finite components within ``plausibleLimit``.
     @inlinable
     public var isUsable: Bool {
-        time.isFinite && abs(acceleration.x) <= Self.plausibleLimit && abs(acceleration.y) <= Self.plausibleLimit
-            && abs(acceleration.z) <= Self.plausibleLimit
+        // (Comparisons, which a NaN fails, rather than `isFinite`: fewer instructions on every sample.)
+        abs(time) < .infinity && abs(acceleration.x) <= Self.plausibleLimit
+            && abs(acceleration.y) <= Self.plausibleLimit && abs(acceleration.z) <= Self.plausibleLimit
     }
 
     /// Whether the time and all three components are finite numbers.

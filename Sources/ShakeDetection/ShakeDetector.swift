@@ -65,6 +65,14 @@ public struct ShakeDetector: Sendable {
     /// would take: a brisk hand, not a slow push or the gravity estimate catching up with a turn.
     static let quickStrokeFactor = 1.5
 
+    /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
+    /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
+    /// to down... (Standard gravity, not the estimate: the estimate grows while the motion is one-sided.)
+    static let freeFallSquared = (0.3 * 9.80665) * (0.3 * 9.80665)
+    /// ...for well under this many seconds; a person falling from standing is in the air for a quarter of a
+    /// second and more.
+    static let freeFallTime = 0.1
+
     public private(set) var settings: DetectorSettings
     public private(set) var counters = Counters()
     /// What the detector made of the last sample it accepted, for plots and diagnostics. Worked out when asked,
@@ -111,7 +119,6 @@ public struct ShakeDetector: Sendable {
     private var lastReversal: Reversal?
     private var lastReversalTime = -Double.infinity
     private var lastTime = 0.0
-    private var armedAfter = 0.0
     private var gravity = Vector3.zero
     private var fastAverage = Vector3.zero
     private var lastMotion = 0.0
@@ -144,6 +151,10 @@ public struct ShakeDetector: Sendable {
     // The shake in progress.
     private var mode = Mode.armed
     private var shakePeakSquared = 0.0
+    /// Since when the device has read nearly nothing (the last sample that read more), and whether it has for
+    /// `freeFallTime` since the shake began.
+    private var freeFallSince = 0.0
+    private var fell = false
     private var axisEnergy = Vector3.zero
 
     /// Creates a detector.
@@ -181,11 +192,11 @@ public struct ShakeDetector: Sendable {
             return nil
         }
         counters.samples &+= 1
-        let time = sample.time
         guard isStreaming else {
             startStream(with: sample)
             return nil
         }
+        let time = sample.time
         let dt = time - lastTime
         if dt < 0 || dt > settings.maxGap {
             counters.discontinuities += 1
@@ -206,7 +217,6 @@ public struct ShakeDetector: Sendable {
 
         switch mode {
         case .armed:
-            guard time >= armedAfter else { return nil }
             // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
             // (limiting free fall never lengthens the vector).
             guard hasStroke || linear.lengthSquared > thresholdSquared else { return nil }
@@ -223,6 +233,8 @@ public struct ShakeDetector: Sendable {
                         && time - strokeStart <= quickStroke && isAcrossGravity)
             else { return nil }
             mode = .shaking(began: time)
+            fell = false
+            freeFallSince = time
             shakePeakSquared = linear.lengthSquared
             axisEnergy = .zero
             counters.began += 1
@@ -238,6 +250,12 @@ public struct ShakeDetector: Sendable {
             if strokeSquared > dutySquared {
                 axisEnergy =
                     axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
+                freeFallSince = time
+            } else if lastAcceleration.lengthSquared < Self.freeFallSquared {
+                // Falling freely adds nothing to a stroke (the free-fall rule): only a weak sample can be one.
+                if time - freeFallSince >= Self.freeFallTime { fell = true }
+            } else {
+                freeFallSince = time
             }
             if lastMotion - began > settings.tooLong {
                 return cancel(began: began, at: time, reason: .tooLong, then: .calming)
@@ -317,12 +335,12 @@ public struct ShakeDetector: Sendable {
     private mutating func startStream(with sample: Sample) {
         isStreaming = true
         lastTime = sample.time
-        armedAfter = sample.time + settings.gravityTimeConstant
         gravity = sample.acceleration
         fastAverage = sample.acceleration
         lastAcceleration = sample.acceleration
         lastMotion = sample.time
-        mode = .armed
+        // The gravity estimate settles first.
+        mode = .refractory(until: sample.time + settings.gravityTimeConstant)
         resetStrokes()
     }
 
@@ -453,6 +471,8 @@ public struct ShakeDetector: Sendable {
 
     /// Why the shake that just went quiet is not one, or nil if it is.
     private func rejection(at time: Double) -> ShakeEvent.Rejection? {
+        // A hand holding the device never lets it fall freely: a trip or a slip that ends in a fall, a drop.
+        if fell { return .freeFall }
         if goodReversals < settings.reversals {
             // A last stroke that never swung back is the most recent failure.
             return pending ? .oneWay : lastRejection ?? .tooFewReversals

@@ -41,6 +41,9 @@ public enum ShakeEvent: Sendable, Hashable {
         case irregular
         /// The device kept moving but the strokes stopped reversing: carried, not shaken.
         case carried
+        /// The device fell freely (it read nearly nothing for a tenth of a second and more): a fall, a drop or a
+        /// throw, which a hand holding the device never does.
+        case freeFall = "free_fall"
     }
 
     /// The phase name, as UIKit and the wire protocol spell it.

@@ -111,7 +111,9 @@ public struct TracePlot: Sendable {
         // Axes, grid and ticks.
         // Counted, not stepped: where adding the step to a huge time changes nothing, a stepping loop never ends.
         let timeStep = Self.niceStep(duration / 12)
-        let firstTick = (start / timeStep).rounded(.up) * timeStep
+        // (Rounding a start near the largest double to the step can overflow: then the ticks start at the start.)
+        let roundedStart = (start / timeStep).rounded(.up) * timeStep
+        let firstTick = roundedStart.isFinite ? roundedStart : start
         for index in 0..<30 {
             let tick = firstTick + Double(index) * timeStep
             guard tick <= end else { break }

@@ -206,6 +206,8 @@ final class ClientHandler: ChannelDuplexHandler {
     private var inputClosed = false
     /// Inside ``handleLines()``.
     private var handling = false
+    /// Lines handled since the connection opened.
+    private var linesHandled = 0
     private var context: ChannelHandlerContext?
 
     init(server: ShakeServer) {
@@ -267,7 +269,7 @@ final class ClientHandler: ChannelDuplexHandler {
             // A client goes on past its share only while nobody else waits.
             guard handled < ShakeServer.linesPerClientTurn || !server.othersWaitForTurn, server.takeLine() else {
                 waitingForTurn = true
-                server.waitForTurn { [self] in
+                server.waitForTurn(newcomer: linesHandled < ShakeServer.newcomerLines) { [self] in
                     waitingForTurn = false
                     handleLines()
                 }
@@ -277,6 +279,7 @@ final class ClientHandler: ChannelDuplexHandler {
             guard let frame = lines.next(maxLength: server.maxLineLength) else { break }
             server.receive(frame, from: client)
             handled += 1
+            linesHandled += 1
         }
         // A line too long without its newline yet is reported as soon as it is too long.
         if !client.isClosing && !lines.hasLine, let frame = lines.next(maxLength: server.maxLineLength) {

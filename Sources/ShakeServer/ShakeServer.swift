@@ -110,9 +110,11 @@ public final class ShakeServer: Sendable {
         /// Request lines handled in this turn (``ShakeServer/linesPerTurn``), and the clients waiting for the next.
         var linesThisTurn = 0
         var turnWaiters = Deque<() -> Void>()
+        /// Clients that have asked little so far (a fresh connection's first requests): served first.
+        var newcomerWaiters = Deque<() -> Void>()
         var turnScheduled = false
         /// Refusals and limits, logged at most once per interval and kind.
-        var warnings = LogLimiter<String>(interval: ShakeServer.warningInterval)
+        var warnings = LogLimiter<Warning>(interval: ShakeServer.warningInterval)
         var warningsTask: RepeatedTask?
     }
 
@@ -178,10 +180,27 @@ public final class ShakeServer: Sendable {
     /// the watchdog's keep-alive, and a fresh client) by a turn, not by all they sent.
     static let linesPerTurn = 64
     static let linesPerClientTurn = 4
+    /// A client with fewer lines handled than this goes ahead of the others in a turn: a fresh client's `status`
+    /// is not held up by clients that have asked thousands of times.
+    static let newcomerLines = 16
     /// The pause between two turns of requests, in which the loop does its other work.
     static let turnPause = TimeAmount.milliseconds(1)
     /// How often a refusal or limit of one kind is logged at most (the others counted).
     static let warningInterval = TimeAmount.seconds(10)
+
+    /// Most clients the process's descriptor limit leaves room for: the soft limit as the server starts, less
+    /// ``reservedDescriptors``. When `max_clients` asks for more, clients past this are refused with
+    /// `too_many_clients` (and the log says so) instead of waiting unanswered while `accept` fails with EMFILE.
+    let descriptorCapacity: Int
+    /// Descriptors kept for the daemon's own use: the listener, the sensor, the event loop, the journal, the bus.
+    static let reservedDescriptors = 64
+
+    static func descriptorCapacity() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max
+        else { return Int.max }
+        return max(1, Int(clamping: limit.rlim_cur) - reservedDescriptors)
+    }
 
     struct ServerCounters {
         var connections = 0
@@ -195,6 +214,7 @@ public final class ShakeServer: Sendable {
     public init(configuration: ServerConfiguration = ServerConfiguration(), hooks: Hooks, logger: Logger) {
         self.hooks = hooks
         self.logger = logger
+        descriptorCapacity = Self.descriptorCapacity()
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         eventLoop = group.next()
         loop = .makeBoxSendingValue(
@@ -393,7 +413,9 @@ public final class ShakeServer: Sendable {
         counters.connections += 1
         client.owedChanged = { [self] change in owedChanged(by: change) }
         let user = client.peer?.uid ?? UInt32.max
-        if let refusal = configuration.slots.refusal(
+        var slots = configuration.slots
+        slots.maxClients = min(slots.maxClients, descriptorCapacity)
+        if let refusal = slots.refusal(
             connected: clients.count, sameUser: loop.value.clientsPerUser[user, default: 0],
             root: client.peer?.uid == 0, admin: client.peer.map(configuration.access.isAdmin) ?? false)
         {
@@ -404,11 +426,11 @@ public final class ShakeServer: Sendable {
             case .full(let limit):
                 message = "the daemon serves at most \(limit) clients"
                 metadata["limit"] = "\(limit)"
-                warn("refused a client: too many clients", metadata: metadata)
+                warn(.tooManyClients, metadata: metadata)
             case .perUser(let limit):
                 message = "the daemon serves at most \(limit) clients of one user"
                 metadata["limit"] = "\(limit)"
-                warn("refused a client: too many clients of one user", metadata: metadata)
+                warn(.tooManyForUser, metadata: metadata)
             }
             reply(client, buffer(ServerMessage.error(code: "too_many_clients", message: message).line))
             _ = client.flushAndClose()
@@ -416,7 +438,7 @@ public final class ShakeServer: Sendable {
         }
         if let peer = client.peer, !configuration.access.subscribe.allows(peer) {
             counters.refused += 1
-            warn("refused a client: not allowed to subscribe", metadata: peer.metadata)
+            warn(.notAllowedToSubscribe, metadata: peer.metadata)
             reply(client, buffer(ServerMessage.error(code: "forbidden", message: "not allowed to subscribe").line))
             _ = client.flushAndClose()
             return
@@ -482,7 +504,7 @@ public final class ShakeServer: Sendable {
             counters.refusedRequests += 1
             var metadata = client.logMetadata
             metadata["request"] = "\(request.name)"
-            warn("refused a request", metadata: metadata)
+            warn(.refusedRequest, metadata: metadata)
             // Refused requests count as bad lines: a client that keeps asking is disconnected like one that
             // keeps sending garbage.
             reject(client, RequestError(code: "forbidden", message: "\(request.name) needs root or an admin group"))
@@ -541,7 +563,7 @@ public final class ShakeServer: Sendable {
         client.badLines += 1
         reply(client, buffer(ServerMessage.error(code: error.code, message: error.message).line))
         if client.badLines >= configuration.maxBadLines {
-            warn("disconnected a client that kept sending bad lines", metadata: client.logMetadata)
+            warn(.badLines, metadata: client.logMetadata)
             reply(
                 client,
                 buffer(
@@ -589,11 +611,23 @@ public final class ShakeServer: Sendable {
             case .tooManyAnswers(let count):
                 metadata["answers_waiting"] = "\(count)"
             }
-            warn("disconnected a client that does not read", metadata: metadata)
+            warn(.notReading, metadata: metadata)
         }
     }
 
     // MARK: - Budgets, turns and warnings
+
+    /// The refusals and limits that a client can cause as often as it likes: logged at most once an interval
+    /// each (``LogLimiter``).
+    enum Warning: String, Hashable {
+        case tooManyClients = "too_many_clients"
+        case tooManyForUser = "too_many_clients_of_one_user"
+        case notAllowedToSubscribe = "not_allowed_to_subscribe"
+        case refusedRequest = "refused_request"
+        case badLines = "too_many_bad_lines"
+        case notReading = "not_reading"
+        case overBudget = "total_buffer"
+    }
 
     /// The longest request line now: a reload changes it for connections already open too.
     var maxLineLength: Int { configuration.maxLineLength }
@@ -610,7 +644,7 @@ public final class ShakeServer: Sendable {
         let total = loop.value.owedTotal
         if !loop.value.overBudget && total > configuration.totalBuffer {
             loop.value.overBudget = true
-            warn("over the buffer budget for all clients", metadata: ["bytes": "\(total)"])
+            warn(.overBudget, metadata: ["bytes": "\(total)"])
         } else if loop.value.overBudget && total <= configuration.totalBuffer / 4 * 3 {
             loop.value.overBudget = false
             // Clients held back while over budget go on (each handles its lines in a turn).
@@ -627,11 +661,16 @@ public final class ShakeServer: Sendable {
     }
 
     /// Whether clients wait for a turn.
-    var othersWaitForTurn: Bool { !loop.value.turnWaiters.isEmpty }
+    var othersWaitForTurn: Bool { !loop.value.turnWaiters.isEmpty || !loop.value.newcomerWaiters.isEmpty }
 
-    /// Runs `work` in the next turn, after those already waiting.
-    func waitForTurn(_ work: @escaping () -> Void) {
-        loop.value.turnWaiters.append(work)
+    /// Runs `work` in the next turn, after those already waiting (a newcomer: after the newcomers waiting, ahead
+    /// of the others).
+    func waitForTurn(newcomer: Bool, _ work: @escaping () -> Void) {
+        if newcomer {
+            loop.value.newcomerWaiters.append(work)
+        } else {
+            loop.value.turnWaiters.append(work)
+        }
         scheduleTurn()
     }
 
@@ -643,7 +682,15 @@ public final class ShakeServer: Sendable {
         eventLoop.assumeIsolated().scheduleTask(in: Self.turnPause) { [self] in
             loop.value.turnScheduled = false
             loop.value.linesThisTurn = 0
-            // Those waiting go in order; one that still has lines after its share waits again at the back.
+            // Newcomers first, then the others, each in order; one that still has lines after its share waits
+            // again at the back.
+            var newcomers = loop.value.newcomerWaiters.count
+            while newcomers > 0, loop.value.linesThisTurn < Self.linesPerTurn,
+                let work = loop.value.newcomerWaiters.popFirst()
+            {
+                work()
+                newcomers -= 1
+            }
             var waiting = loop.value.turnWaiters.count
             while waiting > 0, loop.value.linesThisTurn < Self.linesPerTurn,
                 let work = loop.value.turnWaiters.popFirst()
@@ -651,15 +698,22 @@ public final class ShakeServer: Sendable {
                 work()
                 waiting -= 1
             }
-            if !loop.value.turnWaiters.isEmpty { scheduleTurn() }
+            if othersWaitForTurn { scheduleTurn() }
         }
     }
 
     /// Logs a refusal or a limit reached, unless one of its kind was logged within the interval (then it is
     /// counted, and the count logged at the interval's end).
-    private func warn(_ message: Logger.Message, metadata: Logger.Metadata) {
-        if loop.value.warnings.shouldLog(message.description, now: .now()) {
-            logger.warning(message, metadata: metadata)
+    private func warn(_ warning: Warning, metadata: Logger.Metadata) {
+        guard loop.value.warnings.shouldLog(warning, now: .now()) else { return }
+        switch warning {
+        case .tooManyClients: logger.warning("refused a client: too many clients", metadata: metadata)
+        case .tooManyForUser: logger.warning("refused a client: too many clients of one user", metadata: metadata)
+        case .notAllowedToSubscribe: logger.warning("refused a client: not allowed to subscribe", metadata: metadata)
+        case .refusedRequest: logger.warning("refused a request", metadata: metadata)
+        case .badLines: logger.warning("disconnected a client that kept sending bad lines", metadata: metadata)
+        case .notReading: logger.warning("disconnected a client that does not read", metadata: metadata)
+        case .overBudget: logger.warning("over the buffer budget for all clients", metadata: metadata)
         }
     }
 
@@ -669,7 +723,7 @@ public final class ShakeServer: Sendable {
             logger.warning(
                 "more of the same warning, not logged one by one",
                 metadata: [
-                    "message": "\(kind)", "count": "\(count)",
+                    "warning": "\(kind.rawValue)", "count": "\(count)",
                     "interval_s": "\(Self.warningInterval.nanoseconds / 1_000_000_000)",
                 ])
         }

@@ -61,6 +61,16 @@ public struct SynthesisOptions: Sendable, Hashable {
         case stairs
     }
 
+    /// Where the device is carried during the background.
+    public enum Placement: String, Sendable, CaseIterable {
+        /// As the background describes it (in a hand, or on the body without swinging with a limb).
+        case hand
+        /// In a front trouser pocket, upright along the thigh: every stride swings it about the hip (gravity
+        /// turns in the device's frame, and the thigh's own swing accelerates it), and heel strikes reach it
+        /// harder than at the waist.
+        case pocket
+    }
+
     /// Which way gravity points, as the device is held.
     public enum Orientation: String, Sendable, CaseIterable {
         case faceUp = "face-up"
@@ -91,6 +101,7 @@ public struct SynthesisOptions: Sendable, Hashable {
     /// Seconds of background after the last motion.
     public var after = 2.0
     public var background = Background.hand
+    public var placement = Placement.hand
     public var orientation = Orientation.portrait
     /// Samples per second.
     public var rate = 100.0

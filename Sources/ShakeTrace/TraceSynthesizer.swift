@@ -154,6 +154,11 @@ extension TraceSynthesizer {
             var upNow = up
             var linear = Vector3.zero
             let p = backgroundPhases
+            // The thigh's swing, for a device in a pocket: amplitude (radians) and the phase of the stride (one
+            // swing of the leg per two steps), forward-most at a heel strike.
+            var swingAmplitude = 0.0
+            var stridePhase = 0.0
+            var strideRate = 0.0
 
             switch options.background {
             case .still:
@@ -171,6 +176,9 @@ extension TraceSynthesizer {
                 // Heel strikes push up once per step; the body sways forward and sideways.
                 let phase = 2 * .pi * stepFrequency * t + p[0]
                 let strike = pow(max(0, cos(phase)), 3) - 0.212
+                swingAmplitude = 0.35
+                stridePhase = phase / 2
+                strideRate = .pi * stepFrequency
                 linear =
                     linear + up * (4.0 * strike) + forward * (1.2 * sin(phase + p[1]))
                     + side * (0.8 * sin(phase / 2 + p[2]))
@@ -182,6 +190,9 @@ extension TraceSynthesizer {
                 let local = (t + p[0]).truncatingRemainder(dividingBy: period) / period
                 let g = TraceSynthesizer.gravity
                 var vertical = -g
+                swingAmplitude = 0.6
+                stridePhase = .pi * ((t + p[0]) / period - 0.3)
+                strideRate = .pi / period
                 if local >= 0.3 {
                     let stance = (local - 0.3) / 0.7
                     vertical = g * .pi / (2 * 0.7) * sin(.pi * stance) - g
@@ -200,6 +211,9 @@ extension TraceSynthesizer {
                 let period = 1 / (stepFrequency * 0.95)
                 let since = (t + p[0]).truncatingRemainder(dividingBy: period)
                 let g = TraceSynthesizer.gravity
+                swingAmplitude = 0.45
+                stridePhase = .pi * (t + p[0]) / period
+                strideRate = .pi / period
                 let strike = 1.5 * g * exp(-since / 0.03) * cos(2 * .pi * 15 * since)
                 let phase = 2 * .pi * since / period
                 linear =
@@ -218,7 +232,31 @@ extension TraceSynthesizer {
                 linear = linear + motionLinear
                 if tilt != 0 { upNow = Self.rotate(upNow, about: tiltAxis, by: tilt) }
             }
-            return upNow * TraceSynthesizer.gravity + linear
+            let reading = upNow * TraceSynthesizer.gravity + linear
+            guard options.placement == .pocket else { return reading }
+            return pocket(reading, amplitude: swingAmplitude, stridePhase: stridePhase, strideRate: strideRate)
+        }
+
+        /// What a device in a trouser pocket reads of the body's motion `reading`: the thigh swings it about the
+        /// hip by `amplitude` radians once a stride (so gravity turns in its frame, more than a gravity estimate
+        /// follows), the swing's own tangential and centripetal accelerations act on it, and heel strikes reach
+        /// it through the leg about half as hard again as at the waist, each step its own.
+        func pocket(_ reading: Vector3, amplitude: Double, stridePhase: Double, strideRate: Double) -> Vector3 {
+            // The pocket is about 0.3 m below the hip; `strideRate` is how fast the stride phase advances (pi a
+            // step), in radians a second.
+            let radius = 0.3
+            // No two steps alike: each lands 0.7 to 1.4 times as hard as the average, and swings the leg a
+            // little more or less (deterministic by seed).
+            let step = (stridePhase / .pi).rounded(.down)
+            let hash = sin(step * 12.9898 + backgroundPhases[7] * 78.233) * 43758.5453
+            let variation = hash - hash.rounded(.down)
+            let amplitude = amplitude * (0.85 + 0.3 * variation)
+            let angle = amplitude * cos(stridePhase)
+            let rate = -amplitude * strideRate * sin(stridePhase)
+            let angular = -amplitude * strideRate * strideRate * cos(stridePhase)
+            let body = (reading - up * TraceSynthesizer.gravity) * (1.5 * (0.7 + 0.7 * variation))
+            let turned = Self.rotate(up * TraceSynthesizer.gravity + body, about: side, by: angle)
+            return turned + forward * (radius * angular) + up * (radius * rate * rate)
         }
 
         /// The motion's own acceleration, and how it tilts the device, `local` seconds into it.

@@ -8,4 +8,5 @@ extension SynthesisOptions.Motion: ExpressibleByArgument {}
 extension SynthesisOptions.Direction: ExpressibleByArgument {}
 extension SynthesisOptions.Interpolation: ExpressibleByArgument {}
 extension SynthesisOptions.Background: ExpressibleByArgument {}
+extension SynthesisOptions.Placement: ExpressibleByArgument {}
 extension SynthesisOptions.Orientation: ExpressibleByArgument {}

@@ -47,6 +47,11 @@ struct SynthCommand: ParsableCommand {
     var after = 2.0
     @Option(help: "Background: \(SynthesisOptions.Background.allValueStrings.joined(separator: ", ")).")
     var background = SynthesisOptions.Background.hand
+    @Option(
+        help:
+            "Where the device is carried: \(SynthesisOptions.Placement.allValueStrings.joined(separator: ", ")) (pocket: a trouser pocket, swinging with the thigh)."
+    )
+    var placement = SynthesisOptions.Placement.hand
     @Option(help: "Which way gravity points: \(SynthesisOptions.Orientation.allValueStrings.joined(separator: ", ")).")
     var orientation = SynthesisOptions.Orientation.portrait
     @Option(help: "Samples per second.")
@@ -76,6 +81,7 @@ struct SynthCommand: ParsableCommand {
         options.before = before
         options.after = after
         options.background = background
+        options.placement = placement
         options.orientation = orientation
         options.rate = rate
         options.jitter = jitter

@@ -12,15 +12,15 @@ import Testing
 @Suite(.serialized)
 struct HostileClientTests {
     let trace = Fixtures.path("shake-horizontal-100hz.csv")
-    /// Pings every second (half of it): the gaps say whether the event loop stalled.
-    static let watchdogMicroseconds = 2_000_000
+    /// Pings every second (a quarter of it): the gaps say whether the event loop stalled.
+    static let watchdogMicroseconds = 4_000_000
 
     init() {
         signal(SIGPIPE, SIG_IGN)  // Writing to a connection the daemon closed must not end the test run.
     }
 
     /// Starts the daemon replaying in a loop, with a fake notify socket and watchdog.
-    func start(_ name: String, configuration: String? = nil) throws -> (
+    func start(_ name: String, configuration: String? = nil, prefix: [String] = []) throws -> (
         DaemonProcess, socket: String, watchdog: WatchdogPings
     ) {
         UnixSocket.raiseDescriptorLimit(to: 16384)
@@ -34,7 +34,8 @@ struct HostileClientTests {
         }
         let watchdog = try WatchdogPings(path: "\(directory)/notify.sock")
         let daemon = try DaemonProcess(
-            command: ["/usr/bin/env", "NOTIFY_SOCKET=\(watchdog.path)", "WATCHDOG_USEC=\(Self.watchdogMicroseconds)"]
+            command: prefix
+                + ["/usr/bin/env", "NOTIFY_SOCKET=\(watchdog.path)", "WATCHDOG_USEC=\(Self.watchdogMicroseconds)"]
                 + [Harness.product("shaked")] + arguments,
             pidFile: "\(directory)/daemon.pid")
         let listening = daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
@@ -51,9 +52,9 @@ struct HostileClientTests {
         return answered ? Date().timeIntervalSince(start) : nil
     }
 
-    /// The longest gap between watchdog pings that the test allows: the ping interval and a half. A loop that
-    /// stalls for seconds under the attack (as it did) shows at once.
-    static var allowedGap: Double { Double(watchdogMicroseconds) / 2e6 * 1.5 }
+    /// The longest gap between watchdog pings that the test allows: half of `WATCHDOG_USEC`, twice the ping
+    /// interval. A loop that stalls for seconds under the attack (as it did) shows at once.
+    static var allowedGap: Double { Double(watchdogMicroseconds) / 2e6 }
 
     @Test func pipelinedRequestsThatAreNeverReadCostBoundedMemoryAndStallNobody() throws {
         let (daemon, socket, watchdog) = try start("pipeline")
@@ -216,6 +217,38 @@ struct HostileClientTests {
         }
         let refused = try StreamClient(path: socket)
         #expect(refused.readLine(timeout: 5)?.contains("too_many_clients") == true, "40 in all")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+    }
+
+    /// A descriptor limit below `max_clients` that the daemon cannot raise: the clients past the room it leaves
+    /// are refused with `too_many_clients`, none waits unanswered while `accept` fails, and the loop stays live.
+    @Test func aDescriptorLimitBelowMaxClientsRefusesInsteadOfLeavingClientsUnanswered() throws {
+        let descriptors = 128
+        let (daemon, socket, watchdog) = try start(
+            "descriptors", prefix: ["/usr/bin/prlimit", "--nofile=\(descriptors):\(descriptors)", "--"])
+        defer { _ = daemon.stop() }
+        defer { watchdog.stop() }
+        let start = Date()
+        var held: [StreamClient] = []
+        var refused = 0
+        var unanswered = 0
+        for _ in 0..<(descriptors + 20) {
+            let client = try StreamClient(path: socket)
+            let line = client.readLine(timeout: 5) ?? ""
+            if line.contains(#""event":"hello""#) {
+                held.append(client)
+            } else if line.contains("too_many_clients") {
+                refused += 1
+            } else {
+                unanswered += 1
+            }
+        }
+        #expect(unanswered == 0)
+        #expect(held.count == descriptors - 64, "served \(held.count), refused \(refused)")
+        #expect(refused == descriptors + 20 - held.count)
+        #expect(watchdog.longestGap(since: start) < Self.allowedGap)
+        #expect(daemon.stderr.contains("the descriptor limit allows fewer clients"), "\(daemon.stderr)")
+        held.removeAll()
         #expect(daemon.stop() == 0, "\(daemon.stderr)")
     }
 

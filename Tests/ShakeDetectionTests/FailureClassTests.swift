@@ -2,6 +2,7 @@ import Foundation
 import ShakeDetection
 import ShakeProtocol
 import ShakeTestSupport
+import ShakeTrace
 import Testing
 
 /// The classes of failure of the first detector (issue 14), each as a hand-made trace.
@@ -75,6 +76,37 @@ struct FailureClassTests {
         let bumps = strokeTrace(
             Array(repeating: [Stroke(.plusZ, peak: 25, duration: 0.15), .pause(1.0)], count: 20).flatMap { $0 })
         #expect(detect(bumps).isEmpty)
+    }
+
+    /// A phone in a trouser pocket (`shakectl synth --placement pocket`): the thigh swings it through the stride,
+    /// steps land on it harder than at the waist, each its own. Five minutes of walking or stairs, or ten
+    /// jumps, report nothing at all; five minutes of jogging at most one `began` (and its `cancelled`) for the
+    /// bout, never a shake.
+    @Test(arguments: [SynthesisOptions.Background.walking, .stairs, .jogging])
+    func aPhoneInAPocketIsQuiet(background: SynthesisOptions.Background) {
+        for seed in UInt64(1)...3 {
+            let events = detect(
+                synthesize {
+                    $0.motion = .none
+                    $0.background = background
+                    $0.placement = .pocket
+                    $0.before = 300
+                    $0.after = 0
+                    $0.seed = seed
+                })
+            let began = events.filter { $0.phase == .began }.count
+            #expect(began <= (background == .jogging ? 1 : 0), "\(background), seed \(seed): \(outline(events))")
+            #expect(!outline(events).contains("ended"))
+        }
+        let jumps = detect(
+            synthesize {
+                $0.motion = .jump
+                $0.background = .still
+                $0.placement = .pocket
+                $0.repeatCount = 10
+                $0.pause = 3
+            })
+        #expect(jumps.isEmpty, "\(outline(jumps))")
     }
 
     /// A shake that starts with a brisk stroke across gravity still reports `began` during that first stroke.
