@@ -352,9 +352,9 @@ public final class Daemon: Sendable {
         captureControl.withLock { control in
             switch action {
             case .startCapture: control.idle?.signal()
-            case .stopCapture(let reason):
-                logger.info("capture stops", metadata: ["reason": "\(reason.rawValue)"])
-                control.stop?.signal()
+            // (the capture loop says why capture is off once it has stopped: not here, where a replay, which the
+            // gate does not stop, would log every client that leaves)
+            case .stopCapture: control.stop?.signal()
             case nil: break
             }
         }
