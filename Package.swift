@@ -178,7 +178,7 @@ let package = Package(
             name: "ShakeDaemon",
             dependencies: [
                 "IIOSensor", "IIOModel", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
-                "SystemdSupport", "NumberFormat",
+                "SystemdSupport", "NumberFormat", "UInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -198,13 +198,13 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeDaemonTests",
-            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer"],
+            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IIOSensorTests",
             dependencies: [
-                "IIOSensor", "IIOModel", "ShakeDetection", "NumberFormat", "ShakeTestSupport",
+                "IIOSensor", "IIOModel", "ShakeDetection", "NumberFormat", "ShakeTestSupport", "ShakeDaemon",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

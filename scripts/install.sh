@@ -55,6 +55,7 @@ unit:systemd/shaked.service 0644 $unitdir/shaked.service
 unit:systemd/shaked.socket 0644 $unitdir/shaked.socket
 file:udev/60-shaked.rules 0644 $udevrulesdir/60-shaked.rules
 file:udev/70-shaked-uinput.rules 0644 $udevrulesdir/70-shaked-uinput.rules
+unit:udev/81-shaked-iio-sensor-proxy.rules 0644 $udevrulesdir/81-shaked-iio-sensor-proxy.rules
 file:systemd/shaked.sysusers 0644 $sysusersdir/shaked.conf
 file:systemd/shaked.tmpfiles 0644 $tmpfilesdir/shaked.conf
 file:dbus/io.github.shaked.Shake1.conf 0644 $dbuspolicydir/io.github.shaked.Shake1.conf
@@ -139,7 +140,7 @@ install_config() {
 # present), and the units.
 activate() {
     if command -v systemd-sysusers >/dev/null 2>&1; then
-        systemd-sysusers "$sysusersdir/shaked.conf" && say ran "systemd-sysusers (user shaked, group shaked-admin)" ||
+        systemd-sysusers "$sysusersdir/shaked.conf" && say ran "systemd-sysusers (user shaked, groups shaked-admin and shaked-uinput)" ||
             say skipped "systemd-sysusers failed; create the user shaked before starting the service"
     fi
     if command -v systemd-tmpfiles >/dev/null 2>&1; then
@@ -150,8 +151,10 @@ activate() {
         say ran "udevadm control --reload"
         udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
             say ran "udevadm trigger --action=change --subsystem-match=iio" || true
+        # /dev/uinput: its group for the relay (81-shaked-iio-sensor-proxy.rules), the active user's ACL for
+        # shakectl key (70-shaked-uinput.rules).
         udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput >/dev/null 2>&1 &&
-            say ran "udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput" || true
+            say ran "udevadm trigger --action=change --sysname-match=uinput" || true
     else
         say skipped "udev reload (udevd is not running)"
     fi
@@ -186,11 +189,14 @@ uninstall_files() {
         fi
         if command -v udevadm >/dev/null 2>&1 && udevadm control --reload >/dev/null 2>&1; then
             say ran "udevadm control --reload"
+            # The hand-over rule is gone: iio-sensor-proxy gets its type back on the accelerometer shaked had.
+            udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
+                say ran "udevadm trigger --action=change --subsystem-match=iio" || true
         fi
         if [ -d /run/systemd/system ] && systemctl daemon-reload >/dev/null 2>&1; then
             say ran "systemctl daemon-reload"
         fi
-        echo "uninstall: the user shaked and the group shaked-admin stay (remove them with userdel and groupdel)"
+        echo "uninstall: the user shaked and the groups shaked-admin and shaked-uinput stay (remove them with userdel and groupdel)"
     fi
 }
 

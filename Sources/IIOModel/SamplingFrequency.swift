@@ -49,4 +49,23 @@ public enum SamplingFrequency {
             return rate
         }
     }
+
+    /// The lowest rate at or above `minimum`: for a reader that needs only a few samples a second. The lowest
+    /// listed rate that reaches `minimum` (the fastest listed, if none does); `minimum` itself, within the range,
+    /// for a range or when nothing is listed.
+    public static func lowest(atLeast minimum: Double, available: Available?) -> Double {
+        switch available {
+        case nil:
+            return minimum
+        case .list(let rates):
+            return rates.filter { $0 >= minimum }.min() ?? rates.max() ?? minimum
+        case .range(let low, let step, let high):
+            var rate = min(max(minimum, low), high)
+            if step > 0 {
+                rate = low + ((rate - low) / step).rounded(.up) * step
+                if rate > high { rate -= step }
+            }
+            return rate
+        }
+    }
 }

@@ -58,6 +58,10 @@ public final class BufferedDriver: SensorDriver {
             do {
                 try context.setTrigger(device: accelerometer.id, trigger: trigger)
                 details.append("trigger \(accelerometer.triggerName ?? trigger)")
+            } catch  where error.isBusy {
+                // Another program runs the buffer with this trigger: running without it would read nothing
+                // useful. The source names the holder and tries again later.
+                throw .failed(error)
             } catch {
                 logger.warning(
                     "cannot set the trigger; trying without one",

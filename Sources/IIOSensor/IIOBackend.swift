@@ -43,6 +43,19 @@ public protocol IIOContextHandle: AnyObject {
     func openBuffer(device: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle
     /// udev's properties of the device (`ACCEL_MOUNT_MATRIX`, `ACCEL_LOCATION`), where the backend can see them.
     func udevProperties(device: String) -> [String: String]
+    /// How the device's buffer, trigger, scan elements and rate are set up now; nil where the backend cannot
+    /// see it (a remote context).
+    func deviceState(device: String) -> DeviceState?
+    /// Performs the writes in order (files relative to the device's sysfs directory).
+    /// - Returns: the writes that failed, with why.
+    func apply(device: String, writes: [DeviceState.Write]) -> [(DeviceState.Write, IIOError)]
+}
+
+extension IIOContextHandle {
+    public func deviceState(device: String) -> DeviceState? { nil }
+    public func apply(device: String, writes: [DeviceState.Write]) -> [(DeviceState.Write, IIOError)] {
+        writes.map { ($0, IIOError(code: 95, operation: "writing \($0) of \(device)", reason: "not supported")) }
+    }
 }
 
 /// A started buffer. Destroying it (``close()``) stops the capture.
@@ -85,6 +98,8 @@ public struct IIOError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// ENOENT from creating a local context: no IIO device exists (yet).
     public var isNoDevices: Bool { code == 2 }
+    /// EBUSY: another program holds the device (its node open, or its buffer or trigger in use).
+    public var isBusy: Bool { code == 16 }
     /// The device is gone: ENODEV, ENXIO, EBADF, ENOENT. (EIO may be a passing bus error.)
     public var isDeviceGone: Bool { [19, 6, 9, 2].contains(code) }
 }

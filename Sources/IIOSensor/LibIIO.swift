@@ -230,6 +230,50 @@ final class LibIIOContext: IIOContextHandle {
     }
 }
 
+extension LibIIOContext {
+    /// Read from sysfs directly: libiio 0.24 cannot read a device's current trigger by name, nor its scan
+    /// elements' enables before a buffer exists.
+    func deviceState(device id: String) -> DeviceState? {
+        let directory = "\(LibIIOBackend.sysfsDevices)/\(id)"
+        // A device that went away has nothing to put back.
+        guard isLocal, SystemFiles.read("\(directory)/name") != nil else { return nil }
+        func value(_ file: String) -> String? { SystemFiles.read("\(directory)/\(file)")?.trimmingWhitespace() }
+        var state = DeviceState()
+        state.trigger = value("trigger/current_trigger")
+        state.bufferEnabled = value("buffer/enable").map { $0 == "1" }
+        state.length = value("buffer/length")
+        state.watermark = value("buffer/watermark")
+        for file in SystemFiles.list("\(directory)/scan_elements") ?? [] where file.hasSuffix("_en") {
+            if let enabled = value("scan_elements/\(file)") { state.scanEnables[file] = enabled == "1" }
+        }
+        for attribute in ["sampling_frequency", "in_accel_sampling_frequency"] {
+            if let rate = value(attribute) {
+                state.samplingFrequency = (attribute, rate)
+                break
+            }
+        }
+        return state
+    }
+
+    func apply(device id: String, writes: [DeviceState.Write]) -> [(DeviceState.Write, IIOError)] {
+        let directory = "\(LibIIOBackend.sysfsDevices)/\(id)"
+        var failed: [(DeviceState.Write, IIOError)] = []
+        for write in writes {
+            let code = SystemFiles.write("\(directory)/\(write.file)", write.value)
+            if code != 0 {
+                failed.append(
+                    (
+                        write,
+                        IIOError(
+                            code: code, operation: "writing \(write.value) to \(write.file) of \(id)",
+                            reason: LibIIOBackend.describe(code))
+                    ))
+            }
+        }
+        return failed
+    }
+}
+
 /// A started libiio buffer, read in non-blocking mode after polling its file descriptor.
 final class LibIIOBuffer: IIOBufferHandle {
     private var buffer: OpaquePointer?
@@ -417,6 +461,19 @@ enum SystemFiles {
             if bytes.count > 1 << 20 { break }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes a sysfs attribute in one write(2). - Returns: 0, or the errno.
+    static func write(_ path: String, _ value: String) -> Int32 {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno }
+        defer { Glibc.close(fd) }
+        let bytes = Array(value.utf8)
+        while true {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            return written < 0 ? errno : 0
+        }
     }
 
     static func list(_ path: String) -> [String]? {

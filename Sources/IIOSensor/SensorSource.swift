@@ -44,6 +44,14 @@ public final class SensorSource {
     /// Called when the loop starts waiting for a sensor (none present, none matching, or none readable), with
     /// the reason; again only when the reason changes.
     public var waiting: (String) -> Void = { _ in }
+    /// Called when the sensor is busy (EBUSY: another program holds its node, buffer or trigger), with the
+    /// accelerometer and what to tell the user (who holds it, what to do); the loop retries with back-off.
+    public var busy: (Accelerometer, String) -> Void = { _, _ in }
+    /// The programs holding a device node (`/dev/iio:deviceN`).
+    public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
+    /// The running programs known to use accelerometers, for when the holder cannot be seen.
+    public var findSuspects: () -> [DeviceHolders.Holder] = { DeviceHolders.running(DeviceHolders.knownUsers) }
+    private var backoff = RetryBackoff()
 
     private let backend: any IIOBackend
     private let configuration: Configuration
@@ -81,7 +89,11 @@ public final class SensorSource {
         return DeviceSelection.choose(from: accelerometers, request: configuration.request)?.accelerometer
     }
 
-    public func run(wakeup: Wakeup, onSample: (Sample) -> Void, onBreak: (String) -> Void) {
+    /// - Parameter lowestRate: when given, capture at the lowest rate the sensor offers at or above it instead
+    ///   of the configured one (a reader that needs only a few samples a second).
+    public func run(
+        wakeup: Wakeup, lowestRate: Double? = nil, onSample: (Sample) -> Void, onBreak: (String) -> Void
+    ) {
         while !wakeup.isSignalled {
             let fingerprint = backend.devicesFingerprint()
             let context: any IIOContextHandle
@@ -121,8 +133,8 @@ public final class SensorSource {
             }
             lastNotice = nil
             let outcome = capture(
-                selection, context: context, fingerprint: fingerprint, wakeup: wakeup, onSample: onSample,
-                onBreak: onBreak)
+                selection, context: context, fingerprint: fingerprint, wakeup: wakeup, lowestRate: lowestRate,
+                onSample: onSample, onBreak: onBreak)
             switch outcome {
             case .stopped:
                 return
@@ -137,6 +149,10 @@ public final class SensorSource {
                 if stopped { return }
             case .restart(let reason):
                 onBreak(reason)
+            case .busy:
+                let wait = backoff.next()
+                logger.debug("retrying the busy sensor", metadata: ["seconds": "\(DecimalText.format(wait))"])
+                if wakeup.sleep(for: .milliseconds(Int64(wait * 1000))) { return }
             }
         }
     }
@@ -147,14 +163,19 @@ public final class SensorSource {
         case broke(String, delivered: Bool)
         /// Another sensor should be used: look again at once.
         case restart(String)
+        /// The sensor is held by another program: try again after a back-off.
+        case busy
     }
 
     private func capture(
         _ selection: DeviceSelection, context: any IIOContextHandle, fingerprint: String?, wakeup: Wakeup,
-        onSample: (Sample) -> Void, onBreak: (String) -> Void
+        lowestRate: Double?, onSample: (Sample) -> Void, onBreak: (String) -> Void
     ) -> CaptureOutcome {
         let accelerometer = selection.accelerometer
-        let rate = configureRate(accelerometer, context: context)
+        // As the device was found, to leave it so (a program that used it before resumes).
+        let found = context.deviceState(device: accelerometer.id)
+        defer { if let found { restore(found, of: accelerometer, context: context) } }
+        let rate = configureRate(accelerometer, context: context, lowestRate: lowestRate)
         logger.info(
             "using accelerometer",
             metadata: [
@@ -173,6 +194,15 @@ public final class SensorSource {
                 driver = try BufferedDriver(
                     accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic,
                     paced: configuration.pacedReads)
+            } catch .failed(let failure) where failure.isBusy {
+                let holders = findHolders("/dev/\(accelerometer.id)")
+                let advice = DeviceHolders.advice(
+                    device: accelerometer.id, holders: holders, suspects: holders.isEmpty ? findSuspects() : [])
+                logger.error(
+                    "the sensor is busy: another program holds it",
+                    metadata: ["device": "\(accelerometer.id)", "error": "\(failure)", "advice": "\(advice)"])
+                busy(accelerometer, advice)
+                return .busy
             } catch {
                 logger.warning(
                     accelerometer.hasRawAttributes
@@ -192,6 +222,7 @@ public final class SensorSource {
         }
         logger.info(
             "capturing from the sensor", metadata: ["device": "\(accelerometer.id)", "driver": "\(driver.summary)"])
+        backoff.reset()
         sensorChanged((accelerometer, rate))
         defer { sensorChanged(nil) }
 
@@ -275,6 +306,29 @@ public final class SensorSource {
         }
     }
 
+    /// Puts the device back as it was found: trigger, buffer length and watermark, rate, scan elements, and the
+    /// buffer on again if it was.
+    private func restore(_ found: DeviceState, of accelerometer: Accelerometer, context: any IIOContextHandle) {
+        guard let now = context.deviceState(device: accelerometer.id) else { return }
+        let writes = found.restoration(from: now)
+        guard !writes.isEmpty else { return }
+        let failed = context.apply(device: accelerometer.id, writes: writes)
+        if failed.isEmpty {
+            logger.info(
+                "left the sensor as it was found",
+                metadata: [
+                    "device": "\(accelerometer.id)", "writes": "\(writes.map(\.description).joined(separator: " "))",
+                ])
+        } else {
+            logger.warning(
+                "cannot leave the sensor entirely as it was found",
+                metadata: [
+                    "device": "\(accelerometer.id)",
+                    "failed": "\(failed.map { "\($0.0): \($0.1.reason)" }.joined(separator: "; "))",
+                ])
+        }
+    }
+
     /// What a change of the devices present means for the capture from `accelerometer`: nil to go on.
     private func devicesChanged(_ fingerprint: String, using accelerometer: Accelerometer) -> CaptureOutcome? {
         let present = Set(fingerprint.split(separator: " ").map(String.init))
@@ -295,10 +349,13 @@ public final class SensorSource {
         return .restart("switching to another sensor")
     }
 
-    /// Sets the sampling rate: the configured one, or the nearest listed rate at or above 50 Hz.
+    /// Sets the sampling rate: the configured one, or the nearest listed rate at or above 50 Hz; with
+    /// `lowestRate`, the lowest offered at or above it.
     /// - Returns: the rate the device reports afterwards (the requested one when it has no such attribute).
-    private func configureRate(_ accelerometer: Accelerometer, context: any IIOContextHandle) -> Double {
-        let requested = configuration.rate
+    private func configureRate(
+        _ accelerometer: Accelerometer, context: any IIOContextHandle, lowestRate: Double?
+    ) -> Double {
+        let requested = lowestRate ?? configuration.rate
         guard let attribute = accelerometer.frequencyAttribute else { return requested }
         var available: SamplingFrequency.Available?
         if let name = accelerometer.availableFrequenciesAttribute,
@@ -306,7 +363,9 @@ public final class SensorSource {
         {
             available = SamplingFrequency.Available(parsing: text)
         }
-        let rate = SamplingFrequency.choose(requested: requested, available: available)
+        let rate =
+            lowestRate.map { SamplingFrequency.lowest(atLeast: $0, available: available) }
+            ?? SamplingFrequency.choose(requested: requested, available: available)
         do {
             try context.write(device: accelerometer.id, attribute: attribute, value: DecimalText.format(rate))
         } catch {

@@ -89,7 +89,7 @@ extension NodeReader {
 
     func sensorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.SensorSection {
         var section = ShakedConfiguration.SensorSection()
-        let known = ["source", "device", "rate", "always_on", "follow_session"]
+        let known = ["source", "device", "rate", "always_on", "relay", "follow_session"]
         for (name, value) in try mapping(node, key: "sensor") {
             let key = "sensor.\(name)"
             switch name {
@@ -115,6 +115,15 @@ extension NodeReader {
                 section.alwaysOn = try bool(value, key: key)
             case "follow_session":
                 section.followSession = try bool(value, key: key)
+            case "relay":
+                // `on` and `off` are also YAML's booleans: taken by their text, so a bare `relay: on` works.
+                let text = value.scalar?.string.lowercased() ?? ""
+                guard let relay = ShakedConfiguration.SensorSection.Relay(rawValue: text) else {
+                    throw error(
+                        value, key: key,
+                        "expected auto, on or off, found '\(value.scalar?.string ?? "a collection")'")
+                }
+                section.relay = relay
             default:
                 throw unknown(value, key: key, known: known)
             }

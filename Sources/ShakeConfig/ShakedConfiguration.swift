@@ -34,8 +34,19 @@ public struct ShakedConfiguration: Sendable, Hashable {
         /// Capture for a listener (socket subscriber or D-Bus claim) only while its user has an active, unlocked
         /// session, as logind says; root's listeners always count.
         public var followSession = true
+        /// Whether to relay the accelerometer to iio-sensor-proxy through a uinput accelerometer.
+        public var relay = Relay.auto
 
         public init() {}
+
+        /// `sensor.relay`: a uinput accelerometer that reports what iio-sensor-proxy would have read from the
+        /// IIO device shaked owns, so that auto-rotate keeps working.
+        public enum Relay: String, Sendable, Hashable, CaseIterable {
+            /// When iio-sensor-proxy is installed (its udev rule is present).
+            case auto
+            case on
+            case off
+        }
 
         /// The rates that may be asked for, Hz.
         public static let rates: ClosedRange<Double> = 1...10_000

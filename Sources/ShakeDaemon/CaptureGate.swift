@@ -14,6 +14,8 @@ public struct CaptureGate: Sendable, Equatable {
         /// A D-Bus client called `Claim` and has neither released nor left the bus.
         case busClaims = "a D-Bus client claims the sensor"
         case sampleStreams = "a client streams samples"
+        /// Only the relay to iio-sensor-proxy reads the sensor: capture at the low rate that serves it.
+        case relay = "the orientation relay reads the sensor"
         /// Clients listen, but every one of their users' sessions is locked or in the background.
         case sessionsAway = "the listeners' sessions are locked or inactive"
         case nobody = "nobody is listening"
@@ -24,7 +26,9 @@ public struct CaptureGate: Sendable, Equatable {
 
     public enum Action: Sendable, Equatable {
         case startCapture(Reason)
-        case stopCapture(Reason)
+        case stopCapture
+        /// Capture goes on at the other rate (low for the relay alone, the configured one for clients).
+        case changeRate(Reason)
     }
 
     public let printEvents: Bool
@@ -41,16 +45,25 @@ public struct CaptureGate: Sendable, Equatable {
     /// The users with an active, unlocked session, as logind says; nil while that is not known (no logind), when
     /// every listener counts.
     public private(set) var presentUsers: Set<UInt32>?
+    /// Whether the relay to iio-sensor-proxy is on (it needs a few readings a second).
+    public private(set) var relay: Bool
     /// Whether capture was last told to run.
     public private(set) var isCapturing: Bool
+    /// Whether capture was last told to run at the relay's low rate.
+    public private(set) var isLowRate: Bool
 
-    public init(printEvents: Bool, hasSocket: Bool, alwaysOn: Bool, followSession: Bool = false) {
+    public init(
+        printEvents: Bool, hasSocket: Bool, alwaysOn: Bool, relay: Bool = false, followSession: Bool = false
+    ) {
         self.printEvents = printEvents
         self.hasSocket = hasSocket
         self.alwaysOn = alwaysOn
+        self.relay = relay
         self.followSession = followSession
         isCapturing = false
+        isLowRate = false
         isCapturing = reason.captures
+        isLowRate = reason == .relay
     }
 
     /// Whether a listener of `user` keeps capture on: always, unless sessions are followed and known, the user is
@@ -69,12 +82,16 @@ public struct CaptureGate: Sendable, Equatable {
         if busClaims.values.contains(where: counts) { return .busClaims }
         // A sample stream is a deliberate recording (admin-only): it does not follow sessions.
         if sampleStreams > 0 { return .sampleStreams }
+        if relay { return .relay }
         if !subscriberUsers.isEmpty || !busClaims.isEmpty { return .sessionsAway }
         return .nobody
     }
 
     /// Whether capture should run now.
     public var wantsCapture: Bool { reason.captures }
+
+    /// Whether capture should run at the relay's low rate rather than the configured one: only the relay reads.
+    public var wantsLowRate: Bool { reason == .relay }
 
     /// The server's clients that want events (by user) or samples changed.
     public mutating func listenersChanged(subscribers: [UInt32?], sampleStreams: Int) -> Action? {
@@ -107,6 +124,12 @@ public struct CaptureGate: Sendable, Equatable {
         return settle()
     }
 
+    /// The relay was turned on (its uinput device exists) or off (it could not be made, or the sensor went).
+    public mutating func relayChanged(_ relay: Bool) -> Action? {
+        self.relay = relay
+        return settle()
+    }
+
     /// A reload changed `sensor.always_on`.
     public mutating func alwaysOnChanged(_ alwaysOn: Bool) -> Action? {
         self.alwaysOn = alwaysOn
@@ -115,13 +138,17 @@ public struct CaptureGate: Sendable, Equatable {
 
     private mutating func settle() -> Action? {
         let reason = self.reason
+        let lowRate = reason == .relay
+        defer { isLowRate = isCapturing && lowRate }
         switch (isCapturing, reason.captures) {
         case (false, true):
             isCapturing = true
             return .startCapture(reason)
         case (true, false):
             isCapturing = false
-            return .stopCapture(reason)
+            return .stopCapture
+        case (true, true) where lowRate != isLowRate:
+            return .changeRate(reason)
         default:
             return nil
         }

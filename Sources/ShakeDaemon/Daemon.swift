@@ -108,6 +108,10 @@ public final class Daemon: Sendable {
     /// The detector of the live stream, used by the source's thread (and by `run` once that thread has ended):
     /// the lock is never contended, it only makes that sharing checked.
     private let detector: Locked<ShakeDetector>
+    /// The relay to iio-sensor-proxy, decided on the source's thread (nil: off, or it failed); its actions go to
+    /// the relay service.
+    private let relay: Locked<AccelerometerRelay?>
+    private let relayActions = AsyncStream.makeStream(of: AccelerometerRelay.Action.self)
 
     public init(
         configuration: ShakedConfiguration, run: RunOptions, logger: Logger, logLevel: LogLevelControl,
@@ -116,9 +120,16 @@ public final class Daemon: Sendable {
     ) {
         let settings = configuration.detector.settings()
         detector = Locked(ShakeDetector(settings: settings))
+        var relays = false
+        if case .iio = configuration.sensor.source {
+            relays = IIOSensorProxy.relays(
+                configuration.sensor.relay,
+                installed: IIOSensorProxy.isInstalled(fileExists: { FileManager.default.fileExists(atPath: $0) }))
+        }
+        relay = Locked(relays ? AccelerometerRelay() : nil)
         let gate = CaptureGate(
             printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: configuration.sensor.alwaysOn,
-            followSession: configuration.sensor.followSession)
+            relay: relays, followSession: configuration.sensor.followSession)
         shared = Locked(
             Shared(
                 gate: gate, configuration: configuration, settings: settings,
@@ -179,6 +190,16 @@ public final class Daemon: Sendable {
             .init(service: ReloadService(hangUps: hangUps, reload: { [self] in await reloadConfiguration() })),
             .init(
                 service: SimulateService(requests: simulations.stream, simulate: { [self] in await runSimulation() })),
+        ]
+        if relay.withLock({ $0 != nil }) {
+            // Before the source: shut down after it, so that nothing is relayed once the device is destroyed.
+            services.append(
+                .init(
+                    service: RelayService(
+                        actions: relayActions.stream, propertiesPath: RelayService.defaultPropertiesPath,
+                        uinputPath: "/dev/uinput", logger: logger, failed: { [self] _ in relayFailed() })))
+        }
+        services += [
             .init(service: SourceService(daemon: self), successTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: StoppingNoticeService(announce: { [self] in announceStopping() })),
         ]
@@ -203,6 +224,7 @@ public final class Daemon: Sendable {
         }
         announceStopping()
         simulations.continuation.finish()
+        relayActions.continuation.finish()
         let counters = detector.withLock { $0.counters }
         logger.info(
             "stopped",
@@ -234,6 +256,7 @@ public final class Daemon: Sendable {
             // only when it breaks (vanishes, fails) — see streamBroke.
             source.sensorChanged = { [self] selection in
                 guard let (accelerometer, rate) = selection else { return }
+                relayAct { $0.sensorChanged(accelerometer) }
                 shared.withLock {
                     $0.sensor = SensorInfo(
                         source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
@@ -244,7 +267,16 @@ public final class Daemon: Sendable {
                     status:
                         "capturing from \(accelerometer.displayName) at \(DecimalText.format(rate)) Hz")
             }
+            source.busy = { [self] accelerometer, advice in
+                shared.withLock {
+                    $0.sensor = SensorInfo(
+                        source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
+                        location: accelerometer.location?.rawValue, state: "busy", reason: advice)
+                }
+                ready(status: advice)
+            }
             source.waiting = { [self] reason in
+                relayAct { $0.sensorGone() }
                 shared.withLock { $0.sensor = SensorInfo(source: "none", state: "waiting", reason: reason) }
                 announceBusProperties()
                 ready(status: reason)
@@ -352,9 +384,9 @@ public final class Daemon: Sendable {
         captureControl.withLock { control in
             switch action {
             case .startCapture: control.idle?.signal()
-            // (the capture loop says why capture is off once it has stopped: not here, where a replay, which the
-            // gate does not stop, would log every client that leaves)
-            case .stopCapture: control.stop?.signal()
+            // The capture loop starts again at once, at the rate the gate now wants; once capture has stopped, it
+            // says why (not here, where a replay, which the gate does not stop, would log every client that leaves).
+            case .stopCapture, .changeRate: control.stop?.signal()
             case nil: break
             }
         }
@@ -402,7 +434,11 @@ public final class Daemon: Sendable {
             let stop = Wakeup()
             captureControl.withLock { $0.stop = stop }
             if !captureWanted || shutdown.isSignalled { stop.signal() }
-            source.run(wakeup: stop, onSample: process, onBreak: streamBroke)
+            let lowRate = shared.withLock { $0.gate.wantsLowRate }
+            if lowRate { logger.info("only the relay reads the sensor: capturing at its low rate") }
+            source.run(
+                wakeup: stop, lowestRate: lowRate ? AccelerometerRelay.minimumRate : nil, onSample: process,
+                onBreak: streamBroke)
             captureControl.withLock { $0.stop = nil }
             // The stream ends with the capture: a shake in progress is interrupted.
             if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
@@ -422,6 +458,22 @@ public final class Daemon: Sendable {
         // New settings from a reload: a shake in progress goes on and is decided under them.
         if let newSettings { detector.withLock { $0.update(settings: newSettings) } }
         if wantsSamples { server?.publish(sample: sample) }
+        relayAct { $0.sample(sample) }
+    }
+
+    /// Runs a step of the relay (when it is on) and hands its action to the relay service.
+    private func relayAct(_ step: (inout AccelerometerRelay) -> AccelerometerRelay.Action?) {
+        let action = relay.withLock { relay -> AccelerometerRelay.Action? in
+            guard relay != nil else { return nil }
+            return step(&relay!)
+        }
+        if let action { relayActions.continuation.yield(action) }
+    }
+
+    /// The relay's device cannot be made: the relay stops, and with it capture for its sake.
+    private func relayFailed() {
+        relay.withLock { $0 = nil }
+        perform(shared.withLock { $0.gate.relayChanged(false) })
     }
 
     private func emit(_ event: ShakeEvent) {

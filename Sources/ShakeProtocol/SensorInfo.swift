@@ -11,9 +11,10 @@ public struct SensorInfo: Sendable, Hashable {
     /// Samples per second.
     public var rate: Double?
     /// What the daemon is doing with it: `capturing`, `idle` (capture is off: nobody listens), `waiting` (for a
-    /// sensor to appear, be readable or return), `replaying`; nil when it does not say.
+    /// sensor to appear, be readable or return), `busy` (another program holds it), `replaying`; nil when it
+    /// does not say.
     public var state: String?
-    /// Why, for `waiting` (`no IIO devices yet`).
+    /// Why, for `waiting` (`no IIO devices yet`) and `busy` (who holds it, what to do).
     public var reason: String?
 
     public init(

@@ -37,10 +37,16 @@ public final class VirtualAccelerometer {
     /// Reports an acceleration in m/s² (axes and signs as the IIO device gives them). Writes nothing when the
     /// units are those of the last report.
     public func update(x: Double, y: Double, z: Double) throws(UInputError) {
-        let units = (
-            AccelerometerUnits.units(metresPerSecondSquared: x), AccelerometerUnits.units(metresPerSecondSquared: y),
-            AccelerometerUnits.units(metresPerSecondSquared: z)
-        )
+        try report(
+            x: AccelerometerUnits.units(metresPerSecondSquared: x),
+            y: AccelerometerUnits.units(metresPerSecondSquared: y),
+            z: AccelerometerUnits.units(metresPerSecondSquared: z))
+    }
+
+    /// Reports values already in ``AccelerometerUnits`` (1 g = 256). Writes nothing when they are those of the
+    /// last report.
+    public func report(x: Int32, y: Int32, z: Int32) throws(UInputError) {
+        let units = (x: x, y: y, z: z)
         if let last, last == units { return }
         try device.write(Self.events(units))
         last = units

@@ -120,6 +120,13 @@ struct Shaked: AsyncParsableCommand {
     @Flag(help: "Validate the configuration file (FILE, else --config, else the default) and exit.")
     var checkConfig = false
 
+    @Option(
+        name: .customLong("udev-handover"),
+        help: ArgumentHelp(
+            "For udev: print SHAKED_OWNS=1 when shaked, as configured, captures from this IIO device (iio:deviceN) and relays it to iio-sensor-proxy, and exit.",
+            valueName: "device"))
+    var udevHandover: String?
+
     @Argument(help: "With --check-config: the file to check.")
     var file: String?
 
@@ -161,6 +168,10 @@ struct Shaked: AsyncParsableCommand {
 
     func run() async throws {
         if checkConfig { throw ExitCode(checkConfiguration()) }
+        if let udevHandover {
+            print(handoverProperties(device: udevHandover), terminator: "")
+            return
+        }
         let status = try await build().run()
         if status != 0 { throw ExitCode(status) }
     }

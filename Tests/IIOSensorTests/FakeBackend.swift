@@ -29,6 +29,8 @@ final class FakeWorld: Sendable {
         /// A device that appears after this many looks at the world.
         var appearing: (after: Int, device: Device)?
         var looks = 0
+        /// Devices whose node another program holds: opening their buffer fails with EBUSY this many more times.
+        var busyOpens: [String: Int] = [:]
 
         mutating func look() {
             looks += 1
@@ -137,18 +139,64 @@ final class FakeContext: IIOContextHandle {
         let enabled = world.state.withLock { state in
             if state.enabled.contains(id) { return true }
             state.written.append("\(id)/buffer/\(attribute)=\(value)")
+            if let index = state.devices.firstIndex(where: { $0.info.id == id }) {
+                state.devices[index].values["buffer/\(attribute)"] = value
+            }
             return false
         }
         if enabled { throw busy(id, "writing buffer/\(attribute)") }
     }
 
     func setTrigger(device id: String, trigger: String?) throws(IIOError) {
-        world.state.withLock { $0.written.append("\(id)/trigger=\(trigger ?? "none")") }
+        let name = trigger.map { trigger in devices.first { $0.id == trigger }?.name ?? trigger } ?? ""
+        world.state.withLock { state in
+            state.written.append("\(id)/trigger=\(trigger ?? "none")")
+            if let index = state.devices.firstIndex(where: { $0.info.id == id }) {
+                state.devices[index].values["trigger/current_trigger"] = name
+            }
+        }
+    }
+
+    /// The device's set-up as the kernel would show it: the values under their sysfs file names.
+    func deviceState(device id: String) -> DeviceState? {
+        world.state.withLock { state in
+            guard let device = state.devices.first(where: { $0.info.id == id }) else { return nil }
+            var scanEnables: [String: Bool] = [:]
+            for (file, value) in device.values where file.hasPrefix("scan_elements/") {
+                scanEnables[String(file.dropFirst("scan_elements/".count))] = value == "1"
+            }
+            return DeviceState(
+                trigger: device.values["trigger/current_trigger"], bufferEnabled: state.enabled.contains(id),
+                length: device.values["buffer/length"], watermark: device.values["buffer/watermark"],
+                scanEnables: scanEnables,
+                samplingFrequency: device.values["sampling_frequency"].map { ("sampling_frequency", $0) })
+        }
+    }
+
+    func apply(device id: String, writes: [DeviceState.Write]) -> [(DeviceState.Write, IIOError)] {
+        world.state.withLock { state in
+            guard let index = state.devices.firstIndex(where: { $0.info.id == id }) else {
+                return writes.map { ($0, IIOError(code: 19, operation: "writing \($0)", reason: "No such device")) }
+            }
+            for write in writes {
+                state.written.append("\(id)/restore \(write)")
+                if write.file == "buffer/enable" {
+                    if write.value == "1" { state.enabled.insert(id) } else { state.enabled.remove(id) }
+                } else {
+                    state.devices[index].values[write.file] = write.value
+                }
+            }
+            return []
+        }
     }
 
     func openBuffer(device id: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle {
         let busy = world.state.withLock { state in
             if state.enabled.contains(id) { return true }
+            if let held = state.busyOpens[id], held > 0 {
+                state.busyOpens[id] = held - 1
+                return true
+            }
             state.written.append("\(id)/buffer channels=\(channels.joined(separator: ",")) samples=\(samples)")
             state.enabled.insert(id)
             return false

@@ -93,6 +93,18 @@ struct SamplingFrequencyTests {
         #expect(SamplingFrequency.choose(requested: 1000, available: range) == 400)
     }
 
+    @Test func theLowestRateThatServesAFewReadingsASecond() {
+        let list = SamplingFrequency.Available(parsing: "1.5625 3.125 6.25 12.5 25 50 100 200 400 800\n")
+        #expect(SamplingFrequency.lowest(atLeast: 5, available: list) == 6.25)
+        #expect(SamplingFrequency.lowest(atLeast: 5, available: SamplingFrequency.Available(parsing: "25 50")) == 25)
+        #expect(SamplingFrequency.lowest(atLeast: 5, available: SamplingFrequency.Available(parsing: "1 2 4")) == 4)
+        #expect(SamplingFrequency.lowest(atLeast: 5, available: nil) == 5)
+        let range = SamplingFrequency.Available(parsing: "[1 1 400]")
+        #expect(SamplingFrequency.lowest(atLeast: 5, available: range) == 5)
+        let coarse = SamplingFrequency.Available(parsing: "[10 10 400]")
+        #expect(SamplingFrequency.lowest(atLeast: 5, available: coarse) == 10)
+    }
+
     @Test func ratesAreWrittenAsSysfsTakesThem() {
         #expect(DecimalText.format(100) == "100")
         #expect(DecimalText.format(12.5) == "12.5")

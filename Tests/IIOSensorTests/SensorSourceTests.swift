@@ -137,3 +137,58 @@ struct SensorSourceTests {
         #expect(zip(result.samples, result.samples.dropFirst()).allSatisfy { $0.time < $1.time })
     }
 }
+
+/// A sensor another program holds, and leaving the sensor as it was found.
+struct SensorSourceTakeoverTests {
+    @Test func aBusySensorIsNamedAndRetriedWithBackoffUntilItIsFree() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = SensorSourceTests().reads(
+            synthesize {
+                $0.motion = .none; $0.before = 1; $0.after = 0
+            })
+        world.add(device)
+        world.state.withLock { $0.busyOpens["iio:device0"] = 2 }
+        let source = SensorSourceTests().source(world)
+        var busy: [String] = []
+        source.busy = { accelerometer, advice in busy.append("\(accelerometer.id): \(advice)") }
+        source.findHolders = { node in node == "/dev/iio:device0" ? [.init(pid: 812, command: "iio-sensor-proxy")] : []
+        }
+        let start = ContinuousClock.now
+        let result = SensorSourceTests().run(source) { samples, _, _ in samples.count >= 10 }
+        #expect(result.samples.count >= 10)
+        #expect(busy.count == 2)
+        #expect(busy.first?.hasPrefix("iio:device0: /dev/iio:device0 is held by iio-sensor-proxy (pid 812)") == true)
+        // Waited 1 s, then 2 s, instead of giving up on the buffer or polling beside the other program.
+        #expect(ContinuousClock.now - start >= .seconds(3))
+        #expect(!world.state.withLock { $0.written }.contains { $0.contains("polling") })
+    }
+
+    @Test func theSensorIsLeftAsItWasFound() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.values["trigger/current_trigger"] = "someone-elses"
+        device.values["buffer/length"] = "128"
+        device.values["buffer/watermark"] = "1"
+        device.values["sampling_frequency"] = "12.5"
+        device.reads = SensorSourceTests().reads(
+            synthesize {
+                $0.motion = .none; $0.before = 1; $0.after = 0
+            })
+        world.add(device)
+        world.add(.trigger(number: 0, name: "fake-accel-dev0"))
+        let result = SensorSourceTests().run(SensorSourceTests().source(world)) { samples, _, _ in samples.count >= 10 }
+        #expect(result.samples.count >= 10)
+        let (values, enabled, written) = world.state.withLock { state in
+            (state.devices[0].values, state.enabled, state.written)
+        }
+        // While capturing, shaked had its own trigger, rate, length and watermark.
+        #expect(written.contains("iio:device0/trigger=trigger0"))
+        #expect(written.contains("iio:device0/sampling_frequency=100"))
+        #expect(values["trigger/current_trigger"] == "someone-elses")
+        #expect(values["buffer/length"] == "128")
+        #expect(values["buffer/watermark"] == "1")
+        #expect(values["sampling_frequency"] == "12.5")
+        #expect(!enabled.contains("iio:device0"))
+    }
+}

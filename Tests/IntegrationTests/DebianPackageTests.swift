@@ -14,6 +14,7 @@ struct DebianPackageTests {
         "lib/systemd/system/shaked.socket",
         "lib/udev/rules.d/60-shaked.rules",
         "lib/udev/rules.d/70-shaked-uinput.rules",
+        "lib/udev/rules.d/81-shaked-iio-sensor-proxy.rules",
         "usr/bin/shakectl",
         "usr/lib/sysusers.d/shaked.conf",
         "usr/lib/tmpfiles.d/shaked.conf",

@@ -18,6 +18,7 @@ struct SystemdUnitTests {
         "usr/local/lib/tmpfiles.d/shaked.conf",
         "usr/local/lib/udev/rules.d/60-shaked.rules",
         "usr/local/lib/udev/rules.d/70-shaked-uinput.rules",
+        "usr/local/lib/udev/rules.d/81-shaked-iio-sensor-proxy.rules",
         "usr/local/sbin/shaked",
         "usr/local/share/bash-completion/completions/shakectl",
         "usr/local/share/dbus-1/system-services/io.github.shaked.Shake1.service",
@@ -56,8 +57,19 @@ struct SystemdUnitTests {
         let uinput = try InstallHarness.read(destination, "usr/local/lib/udev/rules.d/70-shaked-uinput.rules")
         let uinputRule = uinput.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
         #expect(uinputRule == [#"KERNEL=="uinput", SUBSYSTEM=="misc", TAG+="uaccess", OPTIONS+="static_node=uinput""#])
+        // The hand-over to iio-sensor-proxy: after its 80- rule, asking the installed shaked which device it owns.
+        let handover = try InstallHarness.read(
+            destination, "usr/local/lib/udev/rules.d/81-shaked-iio-sensor-proxy.rules")
+        #expect(handover.contains(#"IMPORT{program}="/usr/local/sbin/shaked --udev-handover %k""#))
+        #expect(handover.contains(#"SUBSYSTEM=="iio", ENV{SHAKED_OWNS}=="1", ENV{IIO_SENSOR_PROXY_TYPE}="""#))
+        #expect(handover.contains(#"IMPORT{file}="/run/shaked/accelerometer-relay.properties""#))
+        #expect(handover.contains(#"GROUP="shaked-uinput", MODE="0660""#))
+        #expect(handover.firstMatch(of: /@[A-Z_]+@/) == nil, "a placeholder was left in the hand-over rule")
+        #expect(service.contains("\nSupplementaryGroups=shaked-uinput\n"))
+        #expect(service.contains("\nDeviceAllow=/dev/uinput w\n"))
         let sysusers = try InstallHarness.read(destination, "usr/local/lib/sysusers.d/shaked.conf")
         #expect(sysusers.contains("u     shaked "))
+        #expect(sysusers.contains("g     shaked-uinput -"))
         let tmpfiles = try InstallHarness.read(destination, "usr/local/lib/tmpfiles.d/shaked.conf")
         #expect(tmpfiles.contains("d /run/shaked 0755 shaked shaked"))
         #expect(service.contains("\nRuntimeDirectory=shaked\n") && service.contains("\nRuntimeDirectoryPreserve=yes\n"))

@@ -45,8 +45,8 @@ struct ConfigLoaderTests {
         #expect(configuration == expected)
         let keys =
             [
-                "source", "device", "rate", "always_on", "follow_session", "path", "mode", "group", "subscribe",
-                "samples", "simulate", "level",
+                "source", "device", "rate", "always_on", "relay", "follow_session", "path", "mode", "group",
+                "subscribe", "samples", "simulate", "level",
             ]
             + ShakedConfiguration.ClientsSection.limits.map(\.key) + DetectorSettings.Parameter.allCases.map(\.rawValue)
         #expect(Set(uncommentedKeys) == Set(keys))
@@ -60,6 +60,7 @@ struct ConfigLoaderTests {
               device: base
               rate: 200
               always_on: yes
+              relay: on
             socket:
               path: /run/user/1000/shaked.sock
               mode: 0660
@@ -86,6 +87,7 @@ struct ConfigLoaderTests {
         #expect(configuration.sensor.device == .location(.base))
         #expect(configuration.sensor.rate == 200)
         #expect(configuration.sensor.alwaysOn)
+        #expect(configuration.sensor.relay == .on)
         #expect(configuration.socket.path == "/run/user/1000/shaked.sock")
         #expect(configuration.socket.mode == 0o660)
         #expect(configuration.socket.group == .group(.name("input")))
@@ -177,7 +179,9 @@ struct ConfigLoaderTests {
         ("sensor:\n  rate: 0\n", "sensor.rate: 0.0 is out of range; allowed: 1...10000"),
         ("sensor:\n  rate: fast\n", "sensor.rate: expected a number, found 'fast'"),
         ("sensor:\n  always_on: maybe\n", "sensor.always_on: expected true or false, found 'maybe'"),
-        ("sensor:\n  speed: 2\n", "sensor.speed: unknown key; known keys: source, device, rate, always_on"),
+        ("sensor:\n  speed: 2\n", "sensor.speed: unknown key; known keys: source, device, rate, always_on, relay"),
+        ("sensor:\n  relay: sometimes\n", "sensor.relay: expected auto, on or off, found 'sometimes'"),
+        ("sensor:\n  relay: [on]\n", "sensor.relay: expected auto, on or off, found 'a collection'"),
         ("socket:\n  mode: 0999\n", "socket.mode: expected an octal mode such as \"0660\", found '0999'"),
         ("socket:\n  mode: 01777\n", "socket.mode: expected an octal mode"),
         ("socket:\n  path: relative.sock\n", "socket.path: 'relative.sock' is relative; expected an absolute path"),
@@ -250,5 +254,20 @@ struct ConfigSizeTests {
         while !writer.isFinished { Thread.sleep(forTimeInterval: 0.01) }
         // What the reader took, plus what fitted in the pipe when it closed.
         #expect(written.withLock { $0 } < 4 << 20)
+    }
+}
+
+struct RelaySettingTests {
+    @Test(arguments: [
+        ("auto", ShakedConfiguration.SensorSection.Relay.auto), ("on", .on), ("off", .off), ("OFF", .off),
+        ("\"on\"", .on),
+    ])
+    func parses(text: String, relay: ShakedConfiguration.SensorSection.Relay) throws {
+        let configuration = try ConfigLoader.parse("sensor:\n  relay: \(text)\n", source: "test.yaml")
+        #expect(configuration.sensor.relay == relay)
+    }
+
+    @Test func defaultsToAuto() throws {
+        #expect(try ConfigLoader.parse("sensor:\n  rate: 100\n", source: "test.yaml").sensor.relay == .auto)
     }
 }

@@ -30,7 +30,7 @@ struct CaptureGateTests {
         #expect(gate.listenersChanged(subscribers: 2, sampleStreams: 0) == nil)
         #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 1) == nil)
         #expect(gate.reason == .sampleStreams)
-        #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == .stopCapture(.nobody))
+        #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == .stopCapture)
         #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == nil)
         #expect(!gate.isCapturing)
     }
@@ -45,7 +45,7 @@ struct CaptureGateTests {
         #expect(gate.alwaysOnChanged(true) == .startCapture(.alwaysOn))
         #expect(gate.listenersChanged(subscribers: 1, sampleStreams: 0) == nil)
         #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == nil)
-        #expect(gate.alwaysOnChanged(false) == .stopCapture(.nobody))
+        #expect(gate.alwaysOnChanged(false) == .stopCapture)
         #expect(gate.listenersChanged(subscribers: 1, sampleStreams: 0) == .startCapture(.subscribers))
         #expect(gate.alwaysOnChanged(false) == nil)
     }
@@ -66,7 +66,7 @@ struct CaptureGateTests {
         // A client that never claimed (or already released) changes nothing.
         #expect(gate.released(by: ":1.7") == nil)
         #expect(gate.released(by: ":1.42") == nil)
-        #expect(gate.released(by: ":1.9") == .stopCapture(.nobody))
+        #expect(gate.released(by: ":1.9") == .stopCapture)
         #expect(!gate.isCapturing)
     }
 
@@ -76,7 +76,7 @@ struct CaptureGateTests {
         #expect(gate.claimed(by: ":1.3", user: 1000) == nil)
         #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == nil)
         #expect(gate.reason == .busClaims)
-        #expect(gate.released(by: ":1.3") == .stopCapture(.nobody))
+        #expect(gate.released(by: ":1.3") == .stopCapture)
     }
 
     // MARK: - Following the session
@@ -91,7 +91,7 @@ struct CaptureGateTests {
     @Test func lockingStopsCaptureAndUnlockingResumesIt() {
         var gate = following(present: [1000])
         #expect(gate.listenersChanged(subscribers: [1000], sampleStreams: 0) == .startCapture(.subscribers))
-        #expect(gate.sessionsChanged(presentUsers: []) == .stopCapture(.sessionsAway))
+        #expect(gate.sessionsChanged(presentUsers: []) == .stopCapture)
         #expect(gate.reason == .sessionsAway)
         #expect(gate.sessionsChanged(presentUsers: [1000]) == .startCapture(.subscribers))
         // Another user's session changing changes nothing.
@@ -103,13 +103,13 @@ struct CaptureGateTests {
         #expect(gate.claimed(by: ":1.4", user: 1000) == nil)
         #expect(gate.reason == .sessionsAway)
         #expect(gate.sessionsChanged(presentUsers: [1000]) == .startCapture(.busClaims))
-        #expect(gate.released(by: ":1.4") == .stopCapture(.nobody))
+        #expect(gate.released(by: ":1.4") == .stopCapture)
     }
 
     @Test func oneListenerWithAnActiveSessionIsEnough() {
         var gate = following(present: [1001])
         #expect(gate.listenersChanged(subscribers: [1000, 1001], sampleStreams: 0) == .startCapture(.subscribers))
-        #expect(gate.listenersChanged(subscribers: [1000], sampleStreams: 0) == .stopCapture(.sessionsAway))
+        #expect(gate.listenersChanged(subscribers: [1000], sampleStreams: 0) == .stopCapture)
     }
 
     /// Root's listeners, listeners whose user is unknown, sample streams, always_on and a gate whose sessions
@@ -136,5 +136,50 @@ struct CaptureGateTests {
         #expect(gate.listenersChanged(subscribers: [1000], sampleStreams: 0) == .startCapture(.subscribers))
         #expect(gate.sessionsChanged(presentUsers: []) == nil)
         #expect(gate.isCapturing)
+    }
+}
+
+/// The relay to iio-sensor-proxy as a listener that needs only a low rate.
+struct CaptureGateRelayTests {
+    @Test func theRelayAloneCapturesAtTheLowRate() {
+        let gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false, relay: true)
+        #expect(gate.isCapturing)
+        #expect(gate.reason == .relay)
+        #expect(gate.wantsLowRate)
+        #expect(gate.isLowRate)
+    }
+
+    @Test func aSubscriberRaisesTheRateAndItsLeavingLowersIt() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false, relay: true)
+        #expect(gate.listenersChanged(subscribers: 1, sampleStreams: 0) == .changeRate(.subscribers))
+        #expect(!gate.wantsLowRate)
+        #expect(gate.listenersChanged(subscribers: 2, sampleStreams: 1) == nil)
+        #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == .changeRate(.relay))
+        #expect(gate.isCapturing)
+        #expect(gate.isLowRate)
+    }
+
+    @Test func aRelayThatFailsStopsCaptureUnlessSomebodyListens() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false, relay: true)
+        #expect(gate.relayChanged(false) == .stopCapture)
+        #expect(!gate.isCapturing)
+        var listened = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false, relay: true)
+        #expect(listened.listenersChanged(subscribers: 1, sampleStreams: 0) == .changeRate(.subscribers))
+        #expect(listened.relayChanged(false) == nil)
+        #expect(listened.listenersChanged(subscribers: 0, sampleStreams: 0) == .stopCapture)
+    }
+
+    @Test func theRelayStartingWhileNobodyListensStartsLowRateCapture() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false)
+        #expect(gate.relayChanged(true) == .startCapture(.relay))
+        #expect(gate.isLowRate)
+    }
+
+    @Test func alwaysOnAndPrintedEventsKeepTheConfiguredRate() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: true, relay: true)
+        #expect(!gate.wantsLowRate)
+        #expect(gate.alwaysOnChanged(false) == .changeRate(.relay))
+        let printing = CaptureGate(printEvents: true, hasSocket: true, alwaysOn: false, relay: true)
+        #expect(!printing.wantsLowRate)
     }
 }

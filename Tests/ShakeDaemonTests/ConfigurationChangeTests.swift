@@ -63,9 +63,10 @@ struct ConfigurationChangeTests {
             $0.sensor.source = .replay(path: "trace.csv")
             $0.sensor.device = .location(.display)
             $0.sensor.rate = 50
+            $0.sensor.relay = .off
             $0.socket.path = "/tmp/elsewhere.sock"
         }
-        #expect(moved.needsRestart == ["sensor.source", "sensor.device", "sensor.rate", "socket"])
+        #expect(moved.needsRestart == ["sensor.source", "sensor.device", "sensor.rate", "sensor.relay", "socket"])
         #expect(moved.applied.isEmpty)
     }
 

@@ -38,7 +38,22 @@ SCENARIOS = {
     "kxcjk": dict(trace="shake-horizontal-100hz.csv", device="kxcjk"),
     "key": dict(trace="shakes3.csv", ended=3, keys=True),
     "systemd": dict(trace="shakes3.csv", ended=3, systemd=True),
+    "relay": dict(trace="relay.csv", ended=3, relay=True),
 }
+# The relay scenario (relay-test.sh): what its report must say.
+RELAY_EXPECTED = {
+    "uinput_group": "shaked-uinput",  # the rule gave the relay's group /dev/uinput
+    "iio_type": "none",  # the hand-over rule cleared iio-sensor-proxy's type on the device shaked owns
+    "shaked_owns": "1",
+    "input_accel": "1",  # udev's input_id took the relay for an accelerometer
+    "input_type": "input-accel",  # ... and iio-sensor-proxy's rule for one of its devices
+    "input_matrix": "1,0,0;0,1,0;0,0,1",  # carried over (the HID device has none: identity)
+    "direct_iio_type": "iio-poll-accel+iio-buffer-accel",  # without the relay iio-sensor-proxy keeps the IIO device
+    "busy_state": "busy",  # ... and a subscriber makes shaked meet the conflict, shown in status
+}
+TURNS = ["bottom-up", "left-up", "normal", "right-up", "normal"]  # scripts/vm/orientation-trace.py
+# A change, or the orientation monitor-sensor finds the sensor in ("=== Has accelerometer (orientation: normal)").
+ORIENTATION = re.compile(r"orientation changed: ([a-z-]+)|\(orientation: ([a-z-]+)\)")
 # The systemd image: what its report must say (info key: expected value).
 SYSTEMD_EXPECTED = {
     "socket": "active",  # shaked.socket listens from boot
@@ -140,6 +155,8 @@ def parse(log_path):
                 s["log"].append(rest)
             elif kind == "keys":
                 s.setdefault("keys", []).append(rest)
+            elif kind.startswith("monitor-"):
+                s.setdefault(kind, []).append(rest)
             elif kind == "info":
                 if rest.startswith("thread "):
                     s["threads"].append(rest[7:])
@@ -184,7 +201,60 @@ def compare(vm, expected, time_tol, peak_tol, problems, axis=True):
     return max_dt, max_dp
 
 
+def orientations(lines):
+    """The orientations monitor-sensor printed, in order, repeats folded."""
+    found = []
+    for line in lines:
+        m = ORIENTATION.search(line)
+        if m:
+            value = m.group(1) or m.group(2)
+            if value != "undefined" and (not found or found[-1] != value):
+                found.append(value)
+    return found
+
+
+def check_relay(s, spec):
+    problems, notes = [], []
+    if "end" not in s:
+        problems.append("the scenario did not finish")
+    info = s["info"]
+    for key, value in RELAY_EXPECTED.items():
+        if info.get(key) != value:
+            problems.append("%s is %s, expected %s" % (key, info.get(key), value))
+    if info.get("relay_input", "none") == "none":
+        problems.append("no relay input device appeared")
+    # The IIO device has no type left: an accelerometer iio-sensor-proxy has is the relay's input device.
+    if not any("Has accelerometer" in line for line in s.get("monitor-relay", [])):
+        problems.append("iio-sensor-proxy did not take the relay's input device")
+    for key in ("feeder_timeout_relay", "feeder_timeout_direct", "modprobe_failed"):
+        if key in info:
+            problems.append(key.replace("_", " "))
+    # The turns of the trace; during the shakes that follow, the orientation flickers with the polling's timing.
+    relay = orientations(s.get("monitor-relay", []))[:len(TURNS)]
+    direct = orientations(s.get("monitor-direct", []))[:len(TURNS)]
+    if direct != TURNS:
+        problems.append("monitor-sensor reading the IIO device saw %s, expected %s" % (direct, TURNS))
+    if relay != TURNS:
+        problems.append("monitor-sensor saw %s with the relay, %s without" % (relay, direct))
+    ended = sum(1 for e in s["events"] if e.get("phase") == "ended")
+    if ended != spec["ended"]:
+        problems.append("%d shakes to shakectl listen with the relay, expected %d" % (ended, spec["ended"]))
+    if not any("ADVICE=" in line and "iio-sensor-proxy" in line for line in s["log"]):
+        problems.append("shaked's log does not name iio-sensor-proxy as holding the busy sensor")
+    try:
+        seconds = float(info["cost_seconds"])
+        notes.append("relay alone: %.1f wake-ups/s, CPU %.2f %% (sensor at %s Hz; %s Hz with a subscriber)" % (
+            int(info["cost_switches"]) / seconds, 100.0 * int(info["cost_ticks"]) / int(info["hz"]) / seconds,
+            info.get("relay_rate"), info.get("subscribed_rate")))
+    except (KeyError, ValueError, ZeroDivisionError):
+        problems.append("no cost measurement")
+    notes.append("orientations %s with and without the relay, %d shakes" % (" > ".join(relay), ended))
+    return problems, notes
+
+
 def check(name, s, spec, args, tmp):
+    if spec.get("relay"):
+        return check_relay(s, spec)
     problems, notes = [], []
     if "end" not in s:
         problems.append("the scenario did not finish")

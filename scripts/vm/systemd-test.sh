@@ -46,5 +46,8 @@ while IFS= read -r line; do say "log listen: $line"; done </tmp/listen.err
 while IFS= read -r line; do say "sent $line"; done </tmp/sent
 kill $fpid 2>/dev/null
 say "end $(cut -d' ' -f1 /proc/uptime)"
+# The relay scenario, in the same boot (it needs the device above gone).
+wait $fpid 2>/dev/null
+[ -x "$lib/relay-test.sh" ] && "$lib/relay-test.sh"
 echo "@@ done $(cut -d' ' -f1 /proc/uptime)"
 systemctl poweroff --force --force

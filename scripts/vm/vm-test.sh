@@ -16,7 +16,7 @@ bin=${VM_BIN:-$root/.build/debug}
 scenarios=${VM_SCENARIOS:-all}
 timeout_s=${VM_TIMEOUT:-900}
 busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk,key"
-all_scenarios="$busybox_scenarios,systemd"
+all_scenarios="$busybox_scenarios,systemd,relay"
 
 skip() {
   if [ "${VM_REQUIRED:-0}" = 1 ]; then
@@ -87,6 +87,8 @@ traces=$cache/traces
 rm -rf "$traces" && mkdir -p "$traces"
 cp "$root"/Tests/Fixtures/*.csv "$traces/"
 "$bin/shakectl" synth --repeat 3 --pause 2 --duration 1.2 --before 1.5 --after 1.5 --seed 7 --out "$traces/shakes3.csv"
+# The relay scenario's: the device turned through its four orientations, then the three shakes.
+python3 "$root/scripts/vm/orientation-trace.py" "$traces/shakes3.csv" >"$traces/relay.csv"
 
 # The initramfs: busybox, the driver modules and what they depend on, the binaries and the libraries ldd lists.
 stage=$cache/initramfs
@@ -137,7 +139,7 @@ if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo && [ "${VM_KVM:-auto}" !
 fi
 [ "$scenarios" = all ] && scenarios=$all_scenarios
 # The busybox guest runs every scenario but "systemd", which boots an image of its own.
-guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx systemd | paste -sd, -) || true
+guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx -e systemd -e relay | paste -sd, -) || true
 log=$cache/serial.log
 : >"$log"
 
@@ -163,12 +165,13 @@ if [ -n "$guest_scenarios" ]; then
   boot "$initrd" 1536 "shaked.scenarios=$guest_scenarios"
 fi
 
-if [[ ,$scenarios, == *,systemd,* ]]; then
+if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* ]]; then
   # A minimal Debian with systemd as PID 1 and udev, the project installed by scripts/install.sh (DESTDIR).
-  rootfs=$cache/systemd-rootfs.tar
+  # (named for its packages: a cache made without iio-sensor-proxy is not reused)
+  rootfs=$cache/systemd-rootfs-isp.tar
   if [ ! -s "$rootfs" ]; then
     echo "vm: building the systemd image (mmdebstrap)"
-    mmdebstrap --quiet --format=tar --variant=minbase --include=systemd,systemd-sysv,udev,kmod,libiio0,dbus \
+    mmdebstrap --quiet --format=tar --variant=minbase --include=systemd,systemd-sysv,udev,kmod,libiio0,dbus,iio-sensor-proxy \
       --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
       --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$rootfs.part" >/dev/null \
       || skip "mmdebstrap cannot build the systemd image from the distribution's archive"
@@ -193,8 +196,20 @@ if [[ ,$scenarios, == *,systemd,* ]]; then
   done
   mkdir -p "$sysroot/usr/local/lib/shaked-vm/traces" "$sysroot/etc/systemd/system/multi-user.target.wants" \
     "$sysroot/etc/systemd/system/sockets.target.wants"
-  cp "$cache/bin/uhid-accel" "$root/scripts/vm/systemd-test.sh" "$sysroot/usr/local/lib/shaked-vm/"
-  cp "$traces/shakes3.csv" "$sysroot/usr/local/lib/shaked-vm/traces/"
+  cp "$cache/bin/uhid-accel" "$root/scripts/vm/systemd-test.sh" "$root/scripts/vm/relay-test.sh" \
+    "$sysroot/usr/local/lib/shaked-vm/"
+  cp "$traces/shakes3.csv" "$traces/relay.csv" "$sysroot/usr/local/lib/shaked-vm/traces/"
+  # iio-sensor-proxy (bookworm's 3.0) ships a D-Bus policy for the user geoclue; without that user dbus.service
+  # never finishes starting. The "systemd" scenario runs without it and without the relay; relay-test.sh
+  # undoes both.
+  grep -q '^geoclue:' "$sysroot/etc/passwd" || {
+    echo 'geoclue:x:991:991:geoclue:/var/lib/geoclue:/usr/sbin/nologin' >>"$sysroot/etc/passwd"
+    echo 'geoclue:x:991:' >>"$sysroot/etc/group"
+    echo 'geoclue:!*:19000::::::' >>"$sysroot/etc/shadow"
+  }
+  ln -sf /dev/null "$sysroot/etc/systemd/system/iio-sensor-proxy.service"
+  mkdir -p "$sysroot/etc/shaked/shaked.yaml.d"
+  printf 'sensor:\n  relay: off\n' >"$sysroot/etc/shaked/shaked.yaml.d/vm-systemd.yaml"
   cat >"$sysroot/etc/systemd/system/shaked-vmtest.service" <<'UNIT'
 [Unit]
 Description=shaked VM test

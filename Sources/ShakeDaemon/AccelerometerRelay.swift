@@ -1,0 +1,102 @@
+public import IIOModel
+import NumberFormat
+public import ShakeDetection
+import UInput
+
+/// What the relay to iio-sensor-proxy does, decided without a device: which uinput accelerometer to make for
+/// the sensor in use (its name and the udev properties it carries over), and which readings to send it, at most
+/// one per ``interval`` of the sensor's clock. The ``RelayService`` acts on the returned actions.
+///
+/// iio-sensor-proxy reading the IIO device itself sees the sensor's own axes, in m/s² (raw × scale), and
+/// applies the mount matrix and location it finds as the device's udev properties. The relay gives it the same:
+/// the samples, which arrive in the device's frame, are turned back into the sensor's (the matrix's transpose,
+/// its inverse for a rotation), in units of 1 g = 256, and the matrix and location go with the input device.
+public struct AccelerometerRelay: Sendable {
+    /// The uinput accelerometer for one sensor.
+    public struct Device: Sendable, Hashable {
+        /// The input device's name: the IIO device's, so that a user sees which sensor it stands for.
+        public var name: String
+        /// udev properties for the input device: `ACCEL_MOUNT_MATRIX` always, `ACCEL_LOCATION` when known.
+        public var properties: [String: String]
+        /// The IIO device it stands for (`iio:device0`), for the log.
+        public var source: String
+    }
+
+    public enum Action: Sendable, Hashable {
+        /// Make the uinput accelerometer (after destroying any other).
+        case create(Device)
+        /// Report these ABS_X/Y/Z values (1 g = 256, the sensor's axes).
+        case update(x: Int32, y: Int32, z: Int32)
+        /// Destroy the uinput accelerometer: the sensor is no longer in use.
+        case destroy
+    }
+
+    /// The least time between two readings, seconds on the sensor's clock. iio-sensor-proxy reads every 700 ms
+    /// while a client claims the sensor; 5 a second keeps orientation within one of its reads.
+    public let interval: Double
+    /// The device made, and the matrix its readings are turned back with.
+    private var current: (device: Device, matrix: MountMatrix)?
+    private var lastSent: Double?
+
+    public init(interval: Double = 0.2) {
+        self.interval = interval
+    }
+
+    /// The lowest sampling rate that serves the relay, Hz.
+    public static let minimumRate = 5.0
+
+    /// The device the relay stands for now, if any.
+    public var device: Device? { current?.device }
+
+    /// Capture started from `accelerometer`. The same sensor again (capture resumed, at another rate) keeps the
+    /// device, so that iio-sensor-proxy does not see it vanish; another sensor replaces it.
+    public mutating func sensorChanged(_ accelerometer: Accelerometer) -> Action? {
+        lastSent = nil
+        let device = Self.device(for: accelerometer)
+        if let current, current.device == device, current.matrix == accelerometer.mountMatrix { return nil }
+        current = (device, accelerometer.mountMatrix)
+        return .create(device)
+    }
+
+    /// There is no sensor any more (it vanished, and the source waits for one), or the relay stops.
+    public mutating func sensorGone() -> Action? {
+        lastSent = nil
+        guard current != nil else { return nil }
+        current = nil
+        return .destroy
+    }
+
+    /// A sample in the device's frame: the reading to send, if one is due.
+    public mutating func sample(_ sample: Sample) -> Action? {
+        guard let matrix = current?.matrix, sample.isUsable else { return nil }
+        // A new stream's clock may start anywhere: a time before the last one sent starts the pacing again.
+        // (A microsecond's tolerance: sample times are sums of floating-point periods.)
+        if let lastSent, sample.time >= lastSent, sample.time - lastSent < interval - 1e-6 { return nil }
+        lastSent = sample.time
+        let sensor = matrix.transposed.apply(sample.acceleration)
+        return .update(
+            x: AccelerometerUnits.units(metresPerSecondSquared: sensor.x),
+            y: AccelerometerUnits.units(metresPerSecondSquared: sensor.y),
+            z: AccelerometerUnits.units(metresPerSecondSquared: sensor.z))
+    }
+
+    /// The input device for an accelerometer.
+    public static func device(for accelerometer: Accelerometer) -> Device {
+        let base = accelerometer.name ?? accelerometer.label ?? accelerometer.id
+        var properties = ["ACCEL_MOUNT_MATRIX": udevSpelling(accelerometer.mountMatrix)]
+        if let location = accelerometer.location { properties["ACCEL_LOCATION"] = location.rawValue }
+        return Device(name: "\(base) (shaked relay)", properties: properties, source: accelerometer.id)
+    }
+
+    /// `1,0,0;0,1,0;0,0,1`: udev's and iio-sensor-proxy's spelling, without spaces so that a udev properties
+    /// file needs no quoting.
+    static func udevSpelling(_ matrix: MountMatrix) -> String {
+        matrix.rows.map { row in [row.x, row.y, row.z].map { DecimalText.format($0) }.joined(separator: ",") }
+            .joined(separator: ";")
+    }
+
+    /// The contents of the properties file the udev rule imports for the relay's input device.
+    public static func propertiesFile(_ device: Device) -> String {
+        device.properties.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)\n" }.joined()
+    }
+}

@@ -1,0 +1,115 @@
+#!/bin/bash
+# The "relay" scenario, in the systemd image after the "systemd" one (systemd-test.sh runs it): shaked beside
+# Debian's iio-sensor-proxy. With the relay (as installed: sensor.relay auto, iio-sensor-proxy present), the
+# hand-over rule takes the IIO accelerometer from iio-sensor-proxy, shaked relays it through a uinput accelerometer,
+# and monitor-sensor follows a trace that turns the device through its four orientations while shakectl listen gets
+# the trace's shakes. Without it (sensor.relay off), iio-sensor-proxy reads the IIO device itself (the orientations
+# monitor-sensor prints then are the reference), and a subscriber makes shaked meet the conflict, which its log
+# must name. Reports "@@ relay ..." lines.
+exec >/dev/ttyS0 2>&1
+name=relay
+lib=/usr/local/lib/shaked-vm
+say() { echo "@@ $name $*"; }
+info() { say "info $*"; }
+# A udev property of a device, "none" when it has none (or an empty one), spaces as "+".
+property() { local v; v=$(udevadm info --query=property --property="$2" --value "$1" 2>/dev/null | head -1); v=${v// /+}; echo "${v:-none}"; }
+say "begin $(cut -d' ' -f1 /proc/uptime)"
+
+# The systemd scenario ran with the relay off and iio-sensor-proxy masked: as installed from here on.
+systemctl stop shaked.service
+rm -f /etc/shaked/shaked.yaml.d/vm-systemd.yaml /etc/systemd/system/iio-sensor-proxy.service
+systemctl daemon-reload
+modprobe uinput || info "modprobe_failed"
+modprobe evdev || info "modprobe_failed"
+udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput
+udevadm settle
+info "uinput_group=$(stat -c %G /dev/uinput 2>/dev/null)"
+
+# Plays the trace on a new device; $1: the phase's name.
+feed() {
+  "$lib/uhid-accel" --sent "/tmp/$1-sent" --wait-stream 60 "$lib/traces/relay.csv" >"/tmp/$1-feeder" 2>&1 &
+  fpid=$!
+}
+# Waits for the feeder to finish playing.
+played() {
+  for _ in $(seq 900); do grep -q "uhid-accel: done" "/tmp/$1-feeder" && break; kill -0 $fpid 2>/dev/null || break; sleep 0.1; done
+  grep -q "uhid-accel: done" "/tmp/$1-feeder" || info "feeder_timeout_$1"
+}
+# The wake-ups (context switches of all threads) and CPU time (user + system, clock ticks) of a process.
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'; }
+ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
+# The device's sampling rate (HID sensors name it in_accel_sampling_frequency).
+rate() { cat /sys/bus/iio/devices/iio:device0/{,in_accel_}sampling_frequency 2>/dev/null | head -1; }
+
+# --- With the relay ---
+feed relay
+for _ in $(seq 450); do grep -q "Phys=shaked/accelerometer-relay" /proc/bus/input/devices && break; sleep 0.2; done
+# Its evdev node (the relay is made once capture starts; evdev attaches a moment later).
+for _ in $(seq 50); do
+  event=$(awk '/^P: Phys=shaked\/accelerometer-relay/ { f = 1 } f && /^H: Handlers=/ { if (match($0, /event[0-9]+/)) print substr($0, RSTART, RLENGTH); exit }' /proc/bus/input/devices)
+  [ -n "$event" ] && break
+  sleep 0.2
+done
+udevadm settle
+if [ -z "$event" ]; then
+  grep -E "^(N|P|H):" /proc/bus/input/devices | while IFS= read -r line; do say "log input $line"; done
+  journalctl -u shaked.service -o verbose --no-pager | grep -E "^ *(INPUT|NAME|ERROR|PATH)=" | sed 's/^ *//' |
+    while IFS= read -r line; do say "log relay-field $line"; done
+fi
+info "relay_input=${event:-none} iio_type=$(property /sys/bus/iio/devices/iio:device0 IIO_SENSOR_PROXY_TYPE) shaked_owns=$(property /sys/bus/iio/devices/iio:device0 SHAKED_OWNS)"
+if [ -n "$event" ]; then
+  info "input_accel=$(property /dev/input/$event ID_INPUT_ACCELEROMETER) input_type=$(property /dev/input/$event IIO_SENSOR_PROXY_TYPE) input_matrix=$(property /dev/input/$event ACCEL_MOUNT_MATRIX) input_location=$(property /dev/input/$event ACCEL_LOCATION)"
+fi
+systemctl start iio-sensor-proxy.service
+monitor-sensor >/tmp/relay-monitor 2>&1 &
+mpid=$!
+pid=$(systemctl show -p MainPID --value shaked.service)
+# The relay's cost while only it reads: 5 s of the daemon's wake-ups and CPU time.
+sleep 1
+s0=$(switches "$pid") c0=$(ticks "$pid") t0=$(cut -d' ' -f1 /proc/uptime)
+sleep 5
+s1=$(switches "$pid") c1=$(ticks "$pid") t1=$(cut -d' ' -f1 /proc/uptime)
+info "cost_switches=$((s1 - s0)) cost_ticks=$((c1 - c0)) cost_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') hz=$(getconf CLK_TCK) relay_rate=$(rate)"
+shakectl listen --json >/tmp/relay-listen 2>/tmp/relay-listen.err &
+lpid=$!
+played relay
+sleep 2
+info "subscribed_rate=$(rate)"
+kill $lpid $mpid 2>/dev/null
+wait $lpid $mpid 2>/dev/null
+kill $fpid 2>/dev/null
+wait $fpid 2>/dev/null
+while IFS= read -r line; do say "event $line"; done </tmp/relay-listen
+while IFS= read -r line; do say "monitor-relay $line"; done </tmp/relay-monitor
+
+# --- Without the relay: iio-sensor-proxy reads the IIO device itself ---
+systemctl stop shaked.service iio-sensor-proxy.service
+mkdir -p /etc/shaked/shaked.yaml.d
+printf 'sensor:\n  relay: off\n' >/etc/shaked/shaked.yaml.d/vm-relay-off.yaml
+sleep 1
+feed direct
+for _ in $(seq 150); do [ -e /sys/bus/iio/devices/iio:device0 ] && break; sleep 0.2; done
+udevadm settle
+info "direct_iio_type=$(property /sys/bus/iio/devices/iio:device0 IIO_SENSOR_PROXY_TYPE)"
+systemctl start iio-sensor-proxy.service
+monitor-sensor >/tmp/direct-monitor 2>&1 &
+mpid=$!
+sleep 8
+# The conflict: a subscriber makes shaked capture from the device iio-sensor-proxy runs.
+shakectl listen --json >/tmp/direct-listen 2>/dev/null &
+lpid=$!
+sleep 4
+info "busy_state=$(shakectl status --json 2>/dev/null | grep -o '"state":"[a-z]*"' | head -1 | cut -d'"' -f4)"
+played direct
+sleep 2
+kill $lpid $mpid 2>/dev/null
+wait $lpid $mpid 2>/dev/null
+kill $fpid 2>/dev/null
+while IFS= read -r line; do say "monitor-direct $line"; done </tmp/direct-monitor
+journalctl -u shaked.service -o cat --no-pager | grep -E "busy|relay|as it was found|iio-sensor-proxy" | uniq -c | while IFS= read -r line; do say "log $line"; done
+# What the busy message told the user (a journal field of its own).
+journalctl -u shaked.service -o verbose --no-pager | grep -m1 "ADVICE=" | sed 's/^ *//' | while IFS= read -r line; do say "log busy $line"; done
+journalctl -u shaked.service -o verbose --no-pager | grep -E "^ *(FAILED|WRITES)=" | sed 's/^ *//' | while IFS= read -r line; do say "log restore $line"; done
+journalctl -u iio-sensor-proxy.service -o cat --no-pager | tail -20 | while IFS= read -r line; do say "log iio-sensor-proxy: $line"; done
+while IFS= read -r line; do say "feeder $line"; done </tmp/relay-feeder
+say "end $(cut -d' ' -f1 /proc/uptime)"
