@@ -85,6 +85,7 @@ fuzz: deps
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources
+	scripts/check-imports.py $(SWIFT)
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources

@@ -78,7 +78,7 @@ let package = Package(
         ),
         // Scoring the detector against labelled corpora of recordings.
         .target(
-            name: "ShakeEvaluation", dependencies: ["ShakeDetection", "ShakeTrace", "ShakeProtocol", "NumberFormat"],
+            name: "ShakeEvaluation", dependencies: ["ShakeDetection", "ShakeTrace", "ShakeProtocol"],
             swiftSettings: strictSettings
         ),
         // The configuration file: schema, defaults, validation.
@@ -134,7 +134,7 @@ let package = Package(
             name: "ShakeServerTests",
             dependencies: [
                 "ShakeServer", "ShakeClient", "ShakeProtocol", "ShakeDetection", "ShakeTestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,6 @@
 import Foundation
-import NumberFormat
 public import ShakeDetection
+import ShakeProtocol
 
 /// Draws a trace as the detector saw it, as an SVG picture: what a person tuning a sensitivity wants to see.
 ///
@@ -228,7 +228,7 @@ public struct TracePlot: Sendable {
         }
         var lines = ["time,linear_x,linear_y,linear_z,linear,stroke,threshold,reversal,event"]
         lines.reserveCapacity(run.times.count + 1)
-        let number = { (value: Double) in DecimalText.format(value, decimals: 4) }
+        let number = { (value: Double) in JSONObjectWriter.format(value, decimals: 4) }
         for index in run.times.indices {
             let linear = run.linear[index]
             let reversal: String
@@ -270,8 +270,10 @@ public struct TracePlot: Sendable {
         return max(step, (value / step).rounded(.up) * step)
     }
 
+    /// Numbers in the drawing are written as JSON writes them: one that is not finite (a span beyond what a
+    /// Double holds) becomes `null`, never `inf` or `nan`.
     static func label(_ value: Double) -> String {
-        DecimalText.format(value, decimals: 2)
+        JSONObjectWriter.format(value, decimals: 2)
     }
 }
 
@@ -295,7 +297,7 @@ struct SVGCanvas {
         """
     }
 
-    private func n(_ value: Double) -> String { DecimalText.format(value, decimals: 1) }
+    private func n(_ value: Double) -> String { JSONObjectWriter.format(value, decimals: 1) }
 
     mutating func line(
         x1: Double, y1: Double, x2: Double, y2: Double, color: String, width: Double = 1, dash: String? = nil

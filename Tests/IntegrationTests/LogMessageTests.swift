@@ -16,10 +16,20 @@ struct LogMessageTests {
 
     static let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
-    /// Finds the calls `<something log…>.<level>(` and `<something log…>.log(level: …,` in Swift source and
-    /// checks the message argument that follows.
-    static func findings(in source: String, file: String) -> [Finding] {
+    /// Helpers that take a log message as their first argument (`func warn(_ message: Logger.Message, …)`) and
+    /// their parameter's name: their callers are checked as log calls, and the helper may pass the parameter on.
+    static func helpers(in source: String) -> [String: String] {
+        var helpers: [String: String] = [:]
+        let pattern = #/func\s+(\w+)\s*\(\s*_\s+(\w+)\s*:\s*Logger\.Message/#
+        for match in source.matches(of: pattern) { helpers[String(match.1)] = String(match.2) }
+        return helpers
+    }
+
+    /// Finds the calls `<something log…>.<level>(`, `<something log…>.log(level: …,` and the calls of `helpers`
+    /// in Swift source and checks the message argument that follows.
+    static func findings(in source: String, file: String, helpers: [String: String] = [:]) -> [Finding] {
         let text = Array(source.unicodeScalars)
+        let forwarded = Set(helpers.values)
         var findings: [Finding] = []
         var index = 0
         func isIdentifier(_ scalar: Unicode.Scalar) -> Bool {
@@ -34,22 +44,31 @@ struct LogMessageTests {
                 && Array(text[position..<(position + scalars.count)]) == scalars
         }
         while index < text.count {
-            guard text[index] == "." else {
+            // An identifier that starts here, followed by "(".
+            guard isIdentifier(text[index]), index == 0 || !isIdentifier(text[index - 1]) else {
                 index += 1
                 continue
             }
-            // The receiver: the identifier before the dot must name a logger.
-            var start = index
-            while start > 0, isIdentifier(text[start - 1]) { start -= 1 }
-            let receiver = String(String.UnicodeScalarView(text[start..<index])).lowercased()
-            var position = index + 1
+            var position = index
             var method = ""
             while position < text.count, isIdentifier(text[position]) {
                 method.unicodeScalars.append(text[position])
                 position += 1
             }
-            index += 1
-            guard receiver.contains("log"), position < text.count, text[position] == "(" else { continue }
+            let start = index
+            index = position
+            guard position < text.count, text[position] == "(" else { continue }
+            // A level or `log` on a receiver that names a logger, or a helper called (not declared).
+            var receiver = ""
+            if start > 0, text[start - 1] == "." {
+                var from = start - 1
+                while from > 0, isIdentifier(text[from - 1]) { from -= 1 }
+                receiver = String(String.UnicodeScalarView(text[from..<(start - 1)])).lowercased()
+            }
+            let isLevel = receiver.contains("log") && (levels.contains(method) || method == "log")
+            let declared = start >= 5 && String(String.UnicodeScalarView(text[(start - 5)..<start])) == "func "
+            let isHelper = helpers[method] != nil && !declared && (start == 0 || text[start - 1] != ".")
+            guard isLevel || isHelper else { continue }
             position += 1
             if method == "log" {
                 // log(level: x, "message", ...): the message is the second argument.
@@ -58,7 +77,7 @@ struct LogMessageTests {
                 while position < text.count, text[position] != ",", text[position] != ")" { position += 1 }
                 guard position < text.count, text[position] == "," else { continue }
                 position += 1
-            } else if !levels.contains(method) {
+            } else if !levels.contains(method), !isHelper {
                 continue
             }
             skipSpace(&position)
@@ -92,6 +111,10 @@ struct LogMessageTests {
                 }
                 end += 1
             }
+            let argument = String(String.UnicodeScalarView(text[position..<min(end, text.count)]))
+            if literals == 0, forwarded.contains(argument.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                continue  // a helper passing its message on; its callers are checked
+            }
             if interpolated || literals == 0 {
                 let message = String(String.UnicodeScalarView(text[position..<min(end, text.count)]))
                 findings.append(
@@ -106,14 +129,14 @@ struct LogMessageTests {
     @Test func everyLogMessageInTheSourcesIsConstant() throws {
         let sources = Fixtures.repository.appendingPathComponent("Sources")
         let enumerator = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
-        var checked = 0
-        var findings: [Finding] = []
+        var files: [(path: String, source: String)] = []
         for case let url as URL in enumerator where url.pathExtension == "swift" {
-            let source = try String(contentsOf: url, encoding: .utf8)
             let relative = String(url.path.dropFirst(Fixtures.repository.path.count + 1))
-            findings += Self.findings(in: source, file: relative)
-            checked += 1
+            files.append((relative, try String(contentsOf: url, encoding: .utf8)))
         }
+        let helpers = files.reduce(into: [String: String]()) { $0.merge(Self.helpers(in: $1.source)) { old, _ in old } }
+        let findings = files.flatMap { Self.findings(in: $0.source, file: $0.path, helpers: helpers) }
+        let checked = files.count
         #expect(checked > 50, "found only \(checked) source files under \(sources.path)")
         #expect(
             findings.isEmpty,
@@ -131,8 +154,15 @@ struct LogMessageTests {
             formatter.info("\(not) a logger")
             logger.notice(late ? "constant" : "also constant", metadata: ["at": "\(time)"])
             logger.debug(late ? "constant" : "at \(time)")
+            func warn(_ message: Logger.Message, metadata: Logger.Metadata) {
+                logger.warning(message, metadata: metadata)
+            }
+            warn("refused", metadata: ["peer": "\(peer)"])
+            warn("refused \(peer)", metadata: [:])
             """#
-        let found = Self.findings(in: source, file: "example.swift")
-        #expect(found.map(\.line) == [3, 4, 5, 9], "\(found)")
+        let helpers = Self.helpers(in: source)
+        #expect(helpers == ["warn": "message"])
+        let found = Self.findings(in: source, file: "example.swift", helpers: helpers)
+        #expect(found.map(\.line) == [3, 4, 5, 9, 14], "\(found)")
     }
 }
