@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Logging
 import NumberFormat
 import ShakeDetection
@@ -32,7 +32,7 @@ struct EventSink: Sendable {
             // One write per line: nothing is held back in a buffer. A closed standard output is not worth a
             // crash; the events still reach the log and the socket.
             do {
-                try FileHandle.standardOutput.write(contentsOf: Data((writer.result + "\n").utf8))
+                try StandardOutput.write(Array((writer.result + "\n").utf8))
             } catch {
                 if !output.failed.exchange(true, ordering: .relaxed) {
                     logger.warning(
@@ -60,6 +60,28 @@ struct EventSink: Sendable {
             logger.info(
                 "shake cancelled",
                 metadata: ["time": "\(DecimalText.format(time, decimals: 3))", "reason": "\(reason.rawValue)"])
+        }
+    }
+}
+
+/// Standard output written straight with `write(2)`: every byte, or the error.
+enum StandardOutput {
+    struct Failure: Error, CustomStringConvertible {
+        var errno: Int32
+        var description: String { String(cString: strerror(errno)) }
+    }
+
+    static func write(_ bytes: [UInt8]) throws(Failure) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(errno: errno)
+            }
+            offset += count
         }
     }
 }

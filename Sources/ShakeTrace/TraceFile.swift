@@ -133,10 +133,15 @@ public enum TraceFile {
     public static func write(_ samples: [Sample], to path: String, comments: [String] = []) throws(TraceError) {
         let text = render(samples, comments: comments)
         if path == "-" {
-            do {
-                try FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
-            } catch {
-                throw TraceError(file: "standard output", message: "cannot be written (\(error.localizedDescription))")
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let count = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else {
+                    throw TraceError(
+                        file: "standard output", message: "cannot be written (\(String(cString: strerror(errno))))")
+                }
+                bytes = bytes.dropFirst(count)
             }
             return
         }

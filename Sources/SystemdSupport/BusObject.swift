@@ -1,7 +1,10 @@
 import CSystemd
-import Foundation
 public import Logging
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -168,9 +171,12 @@ public final class BusObject: Sendable {
             Glibc.close(wakeup)
             throw error
         }
-        let thread = Thread { [self] in run() }
-        thread.name = "shaked-bus"
-        thread.start()
+        guard startThread(name: "shaked-bus", { [self] in run() }) else {
+            Self.release(connection)
+            Glibc.close(wakeup)
+            finished.withLock { $0 = true }  // No thread for `deinit` to wait for.
+            throw BusError(operation: "starting the bus thread", code: EAGAIN)
+        }
     }
 
     /// Sends the `Shake` signal.

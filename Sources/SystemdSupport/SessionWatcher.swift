@@ -1,5 +1,4 @@
 import CSystemd
-import Foundation
 public import Logging
 import Synchronization
 
@@ -64,9 +63,13 @@ public final class SessionWatcher: Sendable {
         }
         connection = Connection(bus: bus, changed: changed)
         wakeup = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-        let thread = Thread { [self] in run(report) }
-        thread.name = "shaked-sessions"
-        thread.start()
+        guard startThread(name: "shaked-sessions", { [self] in run(report) }) else {
+            sd_bus_flush_close_unref(bus)
+            changed.deallocate()
+            Glibc.close(wakeup)
+            finished.withLock { $0 = true }  // No thread for `deinit` to wait for.
+            throw BusError(operation: "starting the sessions thread", code: EAGAIN)
+        }
     }
 
     /// Stops following and waits for the thread to end.

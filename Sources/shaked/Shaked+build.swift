@@ -65,7 +65,8 @@ extension Shaked {
             return .descriptor(fd)
         }
         let path = configuration.socket.path ?? SocketPath.default(environment: environment)
-        let directory = (path as NSString).deletingLastPathComponent
+        // The folder of the (absolute) path: what comes before its last slash.
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         if !FileManager.default.fileExists(atPath: directory) {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }

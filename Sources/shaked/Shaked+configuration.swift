@@ -102,13 +102,17 @@ extension Shaked {
                 let width = layered.origins.keys.map(\.count).max()! + 2
                 for key in layered.origins.keys.sorted() {
                     print(
-                        "  " + (key + ":").padding(toLength: width, withPad: " ", startingAt: 0) + layered.origins[key]!
+                        "  " + key + ":" + String(repeating: " ", count: width - key.count - 1) + layered.origins[key]!
                     )
                 }
             }
             return 0
         } catch {
-            for problem in error.errors { FileHandle.standardError.write(Data("shaked: \(problem)\n".utf8)) }
+            for problem in error.errors {
+                _ = Array("shaked: \(problem)\n".utf8).withUnsafeBytes {
+                    write(STDERR_FILENO, $0.baseAddress, $0.count)
+                }
+            }
             return 64
         }
     }
