@@ -24,7 +24,7 @@ main() {
     esac
   done
 
-  # SwiftPM's --sanitize flags reach C targets (libyaml, NIO's shims) as -fsanitize=fuzzer,address, but it hands
+  # SwiftPM's --sanitize flags reach C targets (NIO's shims) as -fsanitize=fuzzer,address, but it hands
   # swiftc two separate -sanitize= flags of which only the last one counts; the trailing -Xswiftc gives Swift
   # code both coverage and AddressSanitizer. --sanitize=fuzzer also makes the executables use libFuzzer's main.
   echo "fuzz: building the fuzzers in $scratch"
