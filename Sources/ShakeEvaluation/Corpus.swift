@@ -48,7 +48,7 @@ public struct Corpus: Sendable {
     /// Reads `DIR/manifest.csv`.
     /// - Throws: ``TraceError`` naming the manifest and line of a malformed row.
     public static func load(directory: String) throws(TraceError) -> Corpus {
-        let path = (directory as NSString).appendingPathComponent("manifest.csv")
+        let path = Self.join(directory, "manifest.csv")
         let bytes = try TraceFile.readBytes(path: path)
         return Corpus(
             directory: directory, recordings: try parseManifest(String(decoding: bytes, as: UTF8.self), source: path))
@@ -59,10 +59,10 @@ public struct Corpus: Sendable {
         var recordings: [Recording] = []
         var sawHeader = false
         for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            let line = Self.trimmed(rawLine)
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             let fields = line.split(separator: ",", omittingEmptySubsequences: false).map {
-                $0.trimmingCharacters(in: .whitespaces)
+                Self.trimmed($0)
             }
             if !sawHeader {
                 guard fields == columns else {
@@ -104,6 +104,20 @@ public struct Corpus: Sendable {
 
     /// The path of a recording's trace.
     public func path(of recording: Recording) -> String {
-        (directory as NSString).appendingPathComponent(recording.file)
+        Self.join(directory, recording.file)
+    }
+}
+
+extension Corpus {
+    /// `name` in `directory`, with one slash between them.
+    static func join(_ directory: String, _ name: String) -> String {
+        guard !directory.isEmpty else { return name }
+        let base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        return base + "/" + name.drop { $0 == "/" }
+    }
+
+    /// The text without the white space (spaces, tabs, line ends) around it.
+    static func trimmed(_ text: some StringProtocol) -> String {
+        String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }

@@ -5,8 +5,8 @@ import ShakeProtocol
 extension Evaluation {
     /// The evaluation as a table for a person.
     public func report(title: String) -> String {
-        func percent(_ value: Double) -> String { String(format: "%.1f%%", value * 100) }
-        func number(_ value: Double, _ decimals: Int = 2) -> String { String(format: "%.\(decimals)f", value) }
+        func percent(_ value: Double) -> String { fixed(value * 100, 1) + "%" }
+        func number(_ value: Double, _ decimals: Int = 2) -> String { fixed(value, decimals) }
         func seconds(_ latency: Latency?) -> String {
             guard let latency else { return "n/a" }
             return "median \(number(latency.median)) s, p90 \(number(latency.p90)) s"
@@ -114,15 +114,15 @@ extension Evaluation {
     public static func comparison(
         _ first: Evaluation, _ second: Evaluation, names: (String, String), title: String
     ) -> String {
-        func percent(_ value: Double) -> String { String(format: "%.1f%%", value * 100) }
+        func percent(_ value: Double) -> String { fixed(value * 100, 1) + "%" }
         func median(_ latency: Evaluation.Latency?) -> String {
-            latency.map { String(format: "%.2f s", $0.median) } ?? "n/a"
+            latency.map { fixed($0.median, 2) + " s" } ?? "n/a"
         }
         let rows: [(String, (Evaluation) -> String)] = [
             ("shake recall", { "\(percent($0.recall)) (\($0.shakesCaught)/\($0.shakes))" }),
             ("other gestures firing", { "\(percent($0.gestureShare)) (\($0.gesturesFired)/\($0.gestures))" }),
-            ("false shakes per hour of daily living", { String(format: "%.2f", $0.falseShakesPerHour) }),
-            ("began per hour of daily living", { String(format: "%.1f", $0.beganPerHour) }),
+            ("false shakes per hour of daily living", { fixed($0.falseShakesPerHour, 2) }),
+            ("began per hour of daily living", { fixed($0.beganPerHour, 1) }),
             ("falls firing", { "\(percent($0.fallShare)) (\($0.fallsFiring)/\($0.falls))" }),
             ("began after the shake starts, median", { median($0.beganLatency) }),
             ("ended after the shake ends, median", { median($0.endedLatency) }),
@@ -132,7 +132,9 @@ extension Evaluation {
         let widths = (0..<3).map { column in table.map { $0[column].count }.max() ?? 0 }
         func line(_ cells: [String]) -> String {
             "| "
-                + zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+                + zip(cells, widths).map {
+                    $0.count >= $1 ? String($0.prefix($1)) : $0 + String(repeating: " ", count: $1 - $0.count)
+                }
                 .joined(separator: " | ") + " |"
         }
         return
@@ -183,5 +185,14 @@ extension Evaluation {
                 writer.add("began_per_hour", group.beganPerHour, decimals: 2)
                 return writer.result
             }.joined(separator: ",") + "]"
+    }
+}
+
+/// `value` with exactly `decimals` places, as C's `%.Nf` writes it (the C locale's point).
+func fixed(_ value: Double, _ decimals: Int) -> String {
+    withVaList([value]) { arguments in
+        var buffer = [CChar](repeating: 0, count: 512)
+        _ = vsnprintf(&buffer, buffer.count, "%.\(max(0, min(decimals, 17)))f", arguments)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

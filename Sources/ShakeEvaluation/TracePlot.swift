@@ -164,7 +164,7 @@ public struct TracePlot: Sendable {
                 canvas.line(x1: px - 4, y1: py - 4, x2: px + 4, y2: py + 4, color: Self.rejectedColor, width: 2)
                 canvas.line(x1: px - 4, y1: py + 4, x2: px + 4, y2: py - 4, color: Self.rejectedColor, width: 2)
                 canvas.text(
-                    detail.rawValue.replacingOccurrences(of: "_", with: " "), x: px + 5, y: py - 6, size: 9,
+                    detail.rawValue.replacing("_", with: " "), x: px + 5, y: py - 6, size: 9,
                     color: Self.rejectedColor)
             }
         }
@@ -358,8 +358,8 @@ struct SVGCanvas {
         _ string: String, x: Double, y: Double, size: Double, color: String = "#222", anchor: String = "start",
         weight: String = "normal", rotate: Bool = false
     ) {
-        let escaped = string.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
+        let escaped = string.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+            .replacing(">", with: "&gt;")
         let transform = rotate ? " transform=\"rotate(-90 \(n(x)) \(n(y)))\"" : ""
         body +=
             "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" fill=\"\(color)\" text-anchor=\"\(anchor)\" font-weight=\"\(weight)\"\(transform)>\(escaped)</text>\n"

@@ -38,7 +38,7 @@ extension ServerMessage.Notification {
     /// One readable line: `2026-11-22T03:04:05.123Z  #7 ended      1.41 s, peak 28.6 m/s² along x, 10 reversals`.
     var readable: String {
         let marker = simulated ? " (simulated)" : ""
-        let phase = event.phase.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+        let phase = padded(event.phase.rawValue, to: 9)
         let detail: String
         switch event {
         case .began:
@@ -48,8 +48,8 @@ extension ServerMessage.Notification {
                 "\(DecimalText.format(summary.duration, decimals: 2)) s, peak \(DecimalText.format(summary.peak, decimals: 1)) m/s² along \(summary.axis.rawValue), \(summary.reversals) reversals"
         case .cancelled(_, _, let reason, let rejection):
             detail =
-                reason.rawValue.replacingOccurrences(of: "_", with: " ")
-                + (rejection.map { " (\($0.rawValue.replacingOccurrences(of: "_", with: " ")))" } ?? "")
+                reason.rawValue.replacing("_", with: " ")
+                + (rejection.map { " (\($0.rawValue.replacing("_", with: " ")))" } ?? "")
         }
         return "\(timestamp)  #\(seq) \(phase) \(detail)\(marker)"
     }

@@ -136,16 +136,11 @@ actor CommandRunner {
     }
 
     private static func run(_ words: [String], for notification: ServerMessage.Notification) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = words
-        process.environment = ProcessInfo.processInfo.environment.merging(environment(for: notification)) { $1 }
+        let variables = ProcessInfo.processInfo.environment.merging(environment(for: notification)) { $1 }
         do {
-            try process.run()
-            process.waitUntilExit()
-            if process.terminationStatus != 0 {
-                StandardStreams.printError(
-                    "\(words[0]) exited with status \(process.terminationStatus) for event #\(notification.seq)")
+            let status = try ChildProcess.run("/usr/bin/env", words, environment: variables)
+            if status != 0 {
+                StandardStreams.printError("\(words[0]) exited with status \(status) for event #\(notification.seq)")
             }
         } catch {
             StandardStreams.printError("cannot run \(words[0]): \(error)")

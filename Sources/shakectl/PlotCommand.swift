@@ -95,7 +95,10 @@ struct PlotCommand: ParsableCommand {
     static func defaultOutput(for file: String) -> String {
         var status = stat()
         guard file != "-", stat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return "-" }
-        return (file as NSString).deletingPathExtension + ".svg"
+        // Without the extension of its last component (`a.b/c.csv` -> `a.b/c`; `.hidden` keeps its name).
+        let name = file.lastIndex(of: "/").map { file.index(after: $0) } ?? file.startIndex
+        if let dot = file[name...].lastIndex(of: "."), dot > name { return String(file[..<dot]) + ".svg" }
+        return file + ".svg"
     }
 
     /// The first executable `name` in the directories of PATH.
@@ -112,17 +115,11 @@ struct PlotCommand: ParsableCommand {
                 "PNG output needs rsvg-convert on PATH: apt-get install librsvg2-bin (or use .svg)")
             throw ExitCode.failure
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: converter)
-        process.arguments = ["--format", "png", "--output", output]
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        _ = StandardStreams.write(svg, to: input.fileHandleForWriting)
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            StandardStreams.printError("\(output): rsvg-convert failed (status \(process.terminationStatus))")
+        let status = try ChildProcess.run(
+            converter, ["--format", "png", "--output", output], environment: ProcessInfo.processInfo.environment,
+            input: Array(svg.utf8))
+        guard status == 0 else {
+            StandardStreams.printError("\(output): rsvg-convert failed (status \(status))")
             throw ExitCode.failure
         }
     }

@@ -30,10 +30,12 @@ struct RecordCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let handle = out == "-" ? FileHandle.standardOutput : FileHandle(forWritingAtPath: createFile()) else {
+        let descriptor = out == "-" ? STDOUT_FILENO : open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
             StandardStreams.printError("\(out): cannot be written")
             throw ExitCode.failure
         }
+        let handle = StandardStreams.Output(descriptor: descriptor)
         // The header goes out with the first sample (or at a clean end without any), so that a refusal leaves
         // nothing behind that looks like a trace.
         let header = "# recorded by shakectl record\n\(TraceParser.header)\n"
@@ -79,11 +81,6 @@ struct RecordCommand: AsyncParsableCommand {
             StandardStreams.printError("\(error)")
             throw ExitCode.failure
         }
-    }
-
-    private func createFile() -> String {
-        FileManager.default.createFile(atPath: out, contents: nil)
-        return out
     }
 
     /// Returns when SIGINT or SIGTERM arrives (as the daemon, through swift-service-lifecycle's signal sequence).

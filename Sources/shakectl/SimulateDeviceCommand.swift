@@ -141,7 +141,7 @@ struct SimulateDeviceCommand: ParsableCommand {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            StandardStreams.printError("\(out): cannot be created: \(error.localizedDescription)")
+            StandardStreams.printError("\(out): cannot be created: \(error)")
             throw ExitCode.failure
         }
 
@@ -177,7 +177,7 @@ struct SimulateDeviceCommand: ParsableCommand {
             do {
                 try Data(contents).write(to: file)
             } catch {
-                StandardStreams.printError("\(file.path): cannot be written: \(error.localizedDescription)")
+                StandardStreams.printError("\(file.path): cannot be written: \(error)")
                 throw ExitCode.failure
             }
             if device.isBuffered { scripts.append("--script /dev/iio:device\(device.number)=\(file.path)") }
@@ -186,7 +186,7 @@ struct SimulateDeviceCommand: ParsableCommand {
         do {
             try Data(description.utf8).write(to: descriptionFile)
         } catch {
-            StandardStreams.printError("\(descriptionFile.path): cannot be written: \(error.localizedDescription)")
+            StandardStreams.printError("\(descriptionFile.path): cannot be written: \(error)")
             throw ExitCode.failure
         }
         let command =
@@ -435,6 +435,6 @@ struct SimulatedAccelerometer {
 
     /// Escapes a value for an `A:` line (backslashes and newlines).
     static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+        value.replacing("\\", with: "\\\\").replacing("\n", with: "\\n")
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writing to standard output and standard error without buffering surprises.
 enum StandardStreams {
@@ -26,13 +28,35 @@ enum StandardStreams {
         (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
     }
 
-    /// Writes text; false when the other end is gone (a closed pipe), which is not worth a crash.
-    static func write(_ text: String, to handle: FileHandle) -> Bool {
-        (try? handle.write(contentsOf: Data(text.utf8))) != nil
+    /// Where text goes: a file descriptor.
+    struct Output: Sendable {
+        var descriptor: Int32
+        static let standardOutput = Output(descriptor: STDOUT_FILENO)
+        static let standardError = Output(descriptor: STDERR_FILENO)
+    }
+
+    /// Writes text, all of it; false when the other end is gone (a closed pipe), which is not worth a crash.
+    static func write(_ text: String, to output: Output) -> Bool {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                Glibc.write(output.descriptor, $0.baseAddress! + offset, $0.count - offset)
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            offset += count
+        }
+        return true
     }
 }
 
 /// An error that has already been explained to the user; exits with the given code.
 struct Failure: Error {
     var exitCode: Int32
+}
+
+/// `text` followed by spaces up to `width` characters (cut to `width` when longer, as a column must be).
+func padded(_ text: String, to width: Int) -> String {
+    text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
 }

@@ -38,7 +38,7 @@ struct StatusCommand: AsyncParsableCommand {
         // The counters in a block of their own, aligned among themselves however long the longest name; what
         // the daemon says of its sensor (a name from the device) cannot drive the terminal.
         let counters = status.counters.keys.sorted().map { key in
-            (key.replacingOccurrences(of: "_", with: " "), "\(status.counters[key] ?? 0)")
+            (key.replacing("_", with: " "), "\(status.counters[key] ?? 0)")
         }
         var lines = Self.aligned(rows, width: 14)
         if !counters.isEmpty {
@@ -51,7 +51,7 @@ struct StatusCommand: AsyncParsableCommand {
     /// `name: value` lines with every value starting `width` columns in.
     static func aligned(_ rows: [(String, String)], width: Int) -> [String] {
         rows.map { name, value in
-            (name + ":").padding(toLength: max(width, name.count + 2), withPad: " ", startingAt: 0) + value
+            padded(name + ":", to: max(width, name.count + 2)) + value
         }
     }
 }
