@@ -94,7 +94,7 @@ let package = Package(
             name: "shakectl",
             dependencies: [
                 "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeEvaluation", "ShakeClient", "ShakeProtocol",
-                "IIOModel", "NumberFormat",
+                "IIOModel", "NumberFormat", "UInput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

@@ -6,9 +6,11 @@
 #   scripts/install-deps.sh build   what building alone needs (make install, make release)
 set -euo pipefail
 build_packages=(pkg-config libiio-dev libsystemd-dev)
-# The tests: simulated devices, libiio's tools, the socket activator, PNG plots, man page lint, the package.
+# The tests: simulated devices, libiio's tools, the socket activator, PNG plots, man page lint, the package, a
+# private message bus with its clients (busctl is systemd's; python3-dbus runs the D-Bus example and, with
+# python3-gi, a stand-in logind).
 test_packages=(libiio-utils umockdev libumockdev0 python3 systemd librsvg2-bin mandoc groff-base
-    dpkg-dev debhelper lintian)
+    dpkg-dev debhelper lintian dbus-daemon python3-dbus python3-gi)
 case ${1:-all} in
     build) packages=("${build_packages[@]}") ;;
     all) packages=("${build_packages[@]}" "${test_packages[@]}") ;;

@@ -6,7 +6,8 @@
 #   scripts/install.sh uninstall   removes exactly those files again
 #
 # The Makefile passes its variables in the environment: PREFIX, SYSCONFDIR, DESTDIR, BINDIR_BUILD,
-# GENERATED_DIR; debian/rules also UNITDIR, UDEVRULESDIR, SYSUSERSDIR and TMPFILESDIR. docs/install.md is the guide for people.
+# GENERATED_DIR; debian/rules also UNITDIR, UDEVRULESDIR, SYSUSERSDIR, TMPFILESDIR, DBUSPOLICYDIR and
+# DBUSSERVICEDIR. docs/install.md is the guide for people.
 #
 # The configuration file is the one file an administrator edits, so it is never overwritten and is removed
 # only while it is exactly the shipped one. With DESTDIR empty and run as root, the script also tells
@@ -30,6 +31,11 @@ unitdir=${UNITDIR:-$PREFIX/lib/systemd/system}
 udevrulesdir=${UDEVRULESDIR:-$PREFIX/lib/udev/rules.d}
 sysusersdir=${SYSUSERSDIR:-$PREFIX/lib/sysusers.d}
 tmpfilesdir=${TMPFILESDIR:-$PREFIX/lib/tmpfiles.d}
+# The D-Bus service (docs/dbus.md). The bus reads policies from /usr/share/dbus-1/system.d (a distribution's)
+# and /etc/dbus-1/system.d (the administrator's), never from /usr/local: a local installation's policy goes in
+# /etc. Activation files are also read from /usr/local/share/dbus-1/system-services.
+dbuspolicydir=${DBUSPOLICYDIR:-$SYSCONFDIR/dbus-1/system.d}
+dbusservicedir=${DBUSSERVICEDIR:-$PREFIX/share/dbus-1/system-services}
 mandir=$PREFIX/share/man
 docdir=$PREFIX/share/doc/shaked
 bashcompletiondir=$PREFIX/share/bash-completion/completions
@@ -48,9 +54,12 @@ bin:shaked 0755 $sbindir/shaked
 unit:systemd/shaked.service 0644 $unitdir/shaked.service
 unit:systemd/shaked.socket 0644 $unitdir/shaked.socket
 file:udev/60-shaked.rules 0644 $udevrulesdir/60-shaked.rules
+file:udev/70-shaked-uinput.rules 0644 $udevrulesdir/70-shaked-uinput.rules
 unit:udev/81-shaked-iio-sensor-proxy.rules 0644 $udevrulesdir/81-shaked-iio-sensor-proxy.rules
 file:systemd/shaked.sysusers 0644 $sysusersdir/shaked.conf
 file:systemd/shaked.tmpfiles 0644 $tmpfilesdir/shaked.conf
+file:dbus/io.github.shaked.Shake1.conf 0644 $dbuspolicydir/io.github.shaked.Shake1.conf
+file:dbus/io.github.shaked.Shake1.service 0644 $dbusservicedir/io.github.shaked.Shake1.service
 file:man/shaked.8 0644 $mandir/man8/shaked.8
 file:man/shakectl.1 0644 $mandir/man1/shakectl.1
 file:man/shaked.yaml.5 0644 $mandir/man5/shaked.yaml.5
@@ -142,7 +151,8 @@ activate() {
         say ran "udevadm control --reload"
         udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
             say ran "udevadm trigger --action=change --subsystem-match=iio" || true
-        # /dev/uinput's group, for the relay (81-shaked-iio-sensor-proxy.rules).
+        # /dev/uinput: its group for the relay (81-shaked-iio-sensor-proxy.rules), the active user's ACL for
+        # shakectl key (70-shaked-uinput.rules).
         udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput >/dev/null 2>&1 &&
             say ran "udevadm trigger --action=change --sysname-match=uinput" || true
     else

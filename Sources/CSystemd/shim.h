@@ -112,4 +112,66 @@ static inline int shaked_bus_emit_shake(sd_bus *bus, const char *path, const cha
                               reversals, reason, detail);
 }
 
+// logind's sessions, read through its D-Bus API (org.freedesktop.login1) rather than sd-login's files in /run, so
+// that a stand-in logind on a private bus can drive it in tests. sd_bus_message_read is variadic, which Swift
+// cannot call: the reading is here.
+
+/// One session of ListSessions: its user and whether it is active and unlocked (Active and not LockedHint).
+typedef void (*shaked_login_session_fn)(void *context, uint32_t uid, int active, int locked);
+
+/// Lists logind's sessions and reads each one's Active and LockedHint: 0, or a negative errno (logind absent:
+/// the bus's error for a name nobody owns). A session whose properties cannot be read is left out.
+static inline int shaked_login_sessions(sd_bus *bus, shaked_login_session_fn each, void *context) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *reply = NULL;
+    int result = sd_bus_call_method(bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+                                    "org.freedesktop.login1.Manager", "ListSessions", &error, &reply, "");
+    sd_bus_error_free(&error);
+    if (result < 0) return result;
+    result = sd_bus_message_enter_container(reply, 'a', "(susso)");
+    if (result < 0) goto done;
+    for (;;) {
+        const char *id, *user, *seat, *path;
+        uint32_t uid;
+        result = sd_bus_message_read(reply, "(susso)", &id, &uid, &user, &seat, &path);
+        if (result <= 0) break;
+        int active = 0, locked = 0;
+        sd_bus_error property_error = SD_BUS_ERROR_NULL;
+        int a = sd_bus_get_property_trivial(bus, "org.freedesktop.login1", path, "org.freedesktop.login1.Session",
+                                            "Active", &property_error, 'b', &active);
+        sd_bus_error_free(&property_error);
+        int l = sd_bus_get_property_trivial(bus, "org.freedesktop.login1", path, "org.freedesktop.login1.Session",
+                                            "LockedHint", &property_error, 'b', &locked);
+        sd_bus_error_free(&property_error);
+        if (a >= 0 && l >= 0) each(context, uid, active, locked);
+    }
+    if (result >= 0) result = sd_bus_message_exit_container(reply);
+done:
+    sd_bus_message_unref(reply);
+    return result < 0 ? result : 0;
+}
+
+/// Calls `changed` whenever logind's sessions may have changed: a session came or went, a session's properties
+/// changed (Active, LockedHint), or logind itself appeared on or left the bus. The signals are matched by path
+/// and interface, not by sender: sd-bus compares a match's sender with the message's, which is logind's unique
+/// name, never the well-known one.
+static inline int shaked_login_watch(sd_bus *bus, sd_bus_message_handler_t changed, void *context) {
+    int result = sd_bus_match_signal(bus, NULL, NULL, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                                     "SessionNew", changed, context);
+    if (result < 0) return result;
+    result = sd_bus_match_signal(bus, NULL, NULL, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                                 "SessionRemoved", changed, context);
+    if (result < 0) return result;
+    result = sd_bus_add_match(bus, NULL,
+                              "type='signal',path_namespace='/org/freedesktop/login1/session',"
+                              "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+                              "arg0='org.freedesktop.login1.Session'",
+                              changed, context);
+    if (result < 0) return result;
+    return sd_bus_add_match(bus, NULL,
+                            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                            "member='NameOwnerChanged',arg0='org.freedesktop.login1'",
+                            changed, context);
+}
+
 #endif

@@ -41,7 +41,7 @@ public enum ConfigLoader {
     }
 
     /// The sections a file may have.
-    public static let sections = ["sensor", "detector", "socket", "clients", "access", "logging"]
+    public static let sections = ["sensor", "detector", "socket", "clients", "access", "logging", "dbus"]
 
     /// Parses configuration text; `source` names it in errors.
     public static func parse(_ text: String, source: String, accounts: AccountResolver = .system) throws(ConfigError)
@@ -76,6 +76,7 @@ public enum ConfigLoader {
             case "clients": configuration.clients = try reader.clientsSection(node)
             case "access": configuration.access = try reader.accessSection(node)
             case "logging": configuration.logging = try reader.loggingSection(node)
+            case "dbus": configuration.dbus = try reader.dbusSection(node)
             default:
                 throw reader.error(
                     node, key: key, "unknown section; known sections: \(sections.joined(separator: ", "))")

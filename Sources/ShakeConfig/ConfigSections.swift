@@ -89,7 +89,7 @@ extension NodeReader {
 
     func sensorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.SensorSection {
         var section = ShakedConfiguration.SensorSection()
-        let known = ["source", "device", "rate", "always_on", "relay"]
+        let known = ["source", "device", "rate", "always_on", "relay", "follow_session"]
         for (name, value) in try mapping(node, key: "sensor") {
             let key = "sensor.\(name)"
             switch name {
@@ -113,6 +113,8 @@ extension NodeReader {
                 section.rate = rate
             case "always_on":
                 section.alwaysOn = try bool(value, key: key)
+            case "follow_session":
+                section.followSession = try bool(value, key: key)
             case "relay":
                 // `on` and `off` are also YAML's booleans: taken by their text, so a bare `relay: on` works.
                 let text = value.scalar?.string.lowercased() ?? ""
@@ -228,6 +230,22 @@ extension NodeReader {
                 throw error(value, key: key, "'\(text)' is not a level; allowed: \(allowed)")
             }
             section.level = level
+        }
+        return section
+    }
+
+    func dbusSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.DBusSection {
+        var section = ShakedConfiguration.DBusSection()
+        for (name, value) in try mapping(node, key: "dbus") {
+            let key = "dbus.\(name)"
+            guard name == "mode" else { throw unknown(value, key: key, known: ["mode"]) }
+            // YAML reads a bare on and off as booleans; here they are the words.
+            let text = try string(value, key: key).lowercased()
+            guard let mode = ShakedConfiguration.DBusSection.Mode(rawValue: text) else {
+                let allowed = ShakedConfiguration.DBusSection.Mode.allCases.map(\.rawValue).joined(separator: ", ")
+                throw error(value, key: key, "'\(text)' is not a mode; allowed: \(allowed)")
+            }
+            section.mode = mode
         }
         return section
     }

@@ -16,6 +16,8 @@ public struct ShakedConfiguration: Sendable, Hashable {
     public var access = AccessSection()
     /// `logging:`.
     public var logging = LoggingSection()
+    /// The D-Bus service on the system bus: `dbus:`.
+    public var dbus = DBusSection()
 
     public init() {}
 
@@ -29,6 +31,9 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var rate = 100.0
         /// Capture even while nobody listens.
         public var alwaysOn = false
+        /// Capture for a listener (socket subscriber or D-Bus claim) only while its user has an active, unlocked
+        /// session, as logind says; root's listeners always count.
+        public var followSession = true
         /// Whether to relay the accelerometer to iio-sensor-proxy through a uinput accelerometer.
         public var relay = Relay.auto
 
@@ -126,6 +131,24 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var samples = AccessRule.accounts([.group(.name("shaked-admin"))])
         /// Who may inject simulated shakes.
         public var simulate = AccessRule.accounts([.group(.name("shaked-admin"))])
+
+        public init() {}
+    }
+
+    /// The `dbus:` section.
+    public struct DBusSection: Sendable, Hashable {
+        /// Whether to offer the shake object on the system bus.
+        public enum Mode: String, Sendable, Hashable, CaseIterable {
+            /// When the system bus can be reached; a bus that cannot be reached or a name that cannot be taken
+            /// is logged, and the daemon serves its socket alone.
+            case auto
+            /// Always: a bus that cannot be reached or a name that cannot be taken stops the daemon.
+            case on
+            /// Never.
+            case off
+        }
+
+        public var mode = Mode.auto
 
         public init() {}
     }

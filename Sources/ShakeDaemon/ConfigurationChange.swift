@@ -51,6 +51,8 @@ public struct ConfigurationChange: Sendable, Equatable {
         if new.sensor.rate != started.sensor.rate { needsRestart.append("sensor.rate") }
         if new.sensor.relay != started.sensor.relay { needsRestart.append("sensor.relay") }
         if new.socket != started.socket { needsRestart.append("socket") }
+        if new.sensor.followSession != started.sensor.followSession { needsRestart.append("sensor.follow_session") }
+        if new.dbus != started.dbus { needsRestart.append("dbus") }
     }
 }
 

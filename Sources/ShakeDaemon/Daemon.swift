@@ -48,8 +48,8 @@ public final class Daemon: Sendable {
         var idle: Wakeup?
     }
 
-    /// What the capture thread shares with the server's thread and the reload.
-    private struct Shared {
+    /// What the capture thread shares with the server's thread, the bus thread and the reload.
+    struct Shared {
         var sensor = SensorInfo.none
         var shaking = false
         var counters = ShakeDetector.Counters()
@@ -64,15 +64,28 @@ public final class Daemon: Sendable {
         var reloads = 0
         var rejectedReloads = 0
         var ready = false
+        /// Who may do what (the configuration's accounts resolved), for D-Bus callers.
+        var access: AccessPolicy
+        /// The D-Bus clients that claim the sensor, by unique name, with the credentials they claimed with.
+        var busClaimants: [String: PeerCredentials] = [:]
+        /// The property values last announced on the bus.
+        var announced = BusProperties()
+        /// The sequence number of the last event, for the bus when there is no socket server to number them.
+        var lastSeq: UInt64 = 0
+
+        /// The bus object's properties now.
+        var busProperties: BusProperties {
+            BusProperties(sensor: sensor, shaking: shaking, sensitivity: configuration.detector.sensitivity)
+        }
     }
 
     private let runOptions: RunOptions
     private let sink: EventSink
-    private let logger: Logger
+    let logger: Logger
     private let logLevel: LogLevelControl
     private let input: Input
     /// The configuration the daemon started with: sensor and socket changes need a restart.
-    private let started: ShakedConfiguration
+    let started: ShakedConfiguration
     private let reload: @Sendable () throws -> ShakedConfiguration
     private let configPath: @Sendable () -> String?
     private let notifier = ServiceNotifier()
@@ -82,11 +95,14 @@ public final class Daemon: Sendable {
     private let stoppingAnnounced = Locked(false)
     /// The exit status the source ends with (a trace that cannot be read: 1).
     private let sourceStatus = Locked<Int32>(0)
-    private let shared: Locked<Shared>
+    let shared: Locked<Shared>
     /// Stops the capture in progress (when the last listener leaves), and wakes the idle wait (when one comes).
     private let captureControl = Locked<CaptureControl>(CaptureControl())
     private let serverBox = Locked<ShakeServer?>(nil)
     private var server: ShakeServer? { serverBox.withLock { $0 } }
+    /// The shake object on the system bus, while there is one.
+    private let busBox = Locked<BusObject?>(nil)
+    var bus: BusObject? { busBox.withLock { $0 } }
     /// Requests for a simulated shake, for the simulate service.
     private let simulations = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     /// The detector of the live stream, used by the source's thread (and by `run` once that thread has ended):
@@ -113,8 +129,11 @@ public final class Daemon: Sendable {
         relay = Locked(relays ? AccelerometerRelay() : nil)
         let gate = CaptureGate(
             printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: configuration.sensor.alwaysOn,
-            relay: relays)
-        shared = Locked(Shared(gate: gate, configuration: configuration, settings: settings))
+            relay: relays, followSession: configuration.sensor.followSession)
+        shared = Locked(
+            Shared(
+                gate: gate, configuration: configuration, settings: settings,
+                access: ServerConfiguration(configuration).access))
         sink = EventSink(printEvents: run.printEvents, logger: logger)
         self.runOptions = run
         self.logger = logger
@@ -147,10 +166,23 @@ public final class Daemon: Sendable {
         raiseDescriptorLimit(for: started.clients.maxClients)
         let server = await startServer()
         if runOptions.listener != nil && server == nil { return 1 }
+        let sessions = startSessionWatcher()
+        let (bus, busFailed) = startBus()
+        if busFailed {
+            sessions?.close()
+            await server?.shutdown()
+            return 1
+        }
+        if let bus {
+            busBox.withLock { $0 = bus }
+            announceBusProperties()
+        }
         let hangUps = await UnixSignalsSequence(trapping: .sighup)
         if case .replay(let path, _, _) = input { ready(status: "replaying \(path)") }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let server { services.append(.init(service: ServerService(server: server))) }
+        if let bus { services.append(.init(service: BusService(bus: bus))) }
+        if let sessions { services.append(.init(service: SessionService(watcher: sessions))) }
         services += [
             .init(
                 service: WatchdogService(notifier: notifier, server: server, logger: logger),
@@ -230,6 +262,7 @@ public final class Daemon: Sendable {
                         source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
                         location: accelerometer.location?.rawValue, rate: rate, state: "capturing")
                 }
+                announceBusProperties()
                 ready(
                     status:
                         "capturing from \(accelerometer.displayName) at \(DecimalText.format(rate)) Hz")
@@ -245,6 +278,7 @@ public final class Daemon: Sendable {
             source.waiting = { [self] reason in
                 relayAct { $0.sensorGone() }
                 shared.withLock { $0.sensor = SensorInfo(source: "none", state: "waiting", reason: reason) }
+                announceBusProperties()
                 ready(status: reason)
             }
             captureWhileListened(source)
@@ -256,6 +290,7 @@ public final class Daemon: Sendable {
                     shared.withLock {
                         $0.sensor = SensorInfo(source: "replay", name: path, rate: rate, state: "replaying")
                     }
+                    announceBusProperties()
                 },
                 onSample: process)
             sourceStatus.withLock { $0 = status }
@@ -340,16 +375,17 @@ public final class Daemon: Sendable {
         shared.withLock { $0.gate.wantsCapture }
     }
 
-    private func listenersChanged(_ subscribers: Int, _ streams: Int) {
+    private func listenersChanged(_ subscribers: [UInt32?], _ streams: Int) {
         perform(shared.withLock { $0.gate.listenersChanged(subscribers: subscribers, sampleStreams: streams) })
     }
 
     /// Starts or stops capture as the gate decided.
-    private func perform(_ action: CaptureGate.Action?) {
+    func perform(_ action: CaptureGate.Action?) {
         captureControl.withLock { control in
             switch action {
             case .startCapture: control.idle?.signal()
-            // The capture loop starts again at once, at the rate the gate now wants.
+            // The capture loop starts again at once, at the rate the gate now wants; once capture has stopped, it
+            // says why (not here, where a replay, which the gate does not stop, would log every client that leaves).
             case .stopCapture, .changeRate: control.stop?.signal()
             case nil: break
             }
@@ -379,8 +415,14 @@ public final class Daemon: Sendable {
                         state.sensor.reason = nil
                     }
                 }
-                logger.info("nobody is listening: capture is off until a client connects")
-                ready(status: "capture off: nobody is listening")
+                announceBusProperties()
+                let why = shared.withLock { $0.gate.reason }
+                if why == .sessionsAway {
+                    logger.info("the listeners' sessions are locked or inactive: capture is off until one is back")
+                } else {
+                    logger.info("nobody is listening: capture is off until a client connects")
+                }
+                ready(status: "capture off: \(why.rawValue)")
                 while !shutdown.isSignalled && !idle.isSignalled {
                     idle.sleep(for: .seconds(3600))
                     if shutdown.isSignalled { break }
@@ -437,17 +479,23 @@ public final class Daemon: Sendable {
     private func emit(_ event: ShakeEvent) {
         let seq = server?.publish(event)
         let (shaking, counters) = detector.withLock { ($0.isShaking, $0.counters) }
-        let sensor = shared.withLock {
+        let (sensor, busSeq) = shared.withLock {
             $0.shaking = shaking
             $0.counters = counters
-            return $0.sensor
+            $0.lastSeq = seq.map { UInt64(clamping: $0) } ?? $0.lastSeq + 1
+            return ($0.sensor, $0.lastSeq)
         }
         sink.emit(event, seq: seq, sensor: sensor.id ?? sensor.name)
+        if let bus {
+            bus.emit(BusObject.Shake(event, seq: busSeq))
+            announceBusProperties()
+        }
     }
 
     private func streamBroke(_ reason: String) {
         logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
         if case .iio = input { shared.withLock { $0.sensor = .none } }
+        announceBusProperties()
         if let event = detector.withLock({ $0.interrupt() }) { emit(event) }
     }
 
@@ -544,7 +592,10 @@ extension Daemon {
         shared.withLock {
             $0.configuration = new
             $0.reloads += 1
+            $0.access = ServerConfiguration(new).access
         }
+        revokeBusClaims()
+        announceBusProperties()
         if let alwaysOn = change.alwaysOn { perform(shared.withLock { $0.gate.alwaysOnChanged(alwaysOn) }) }
         if !change.needsRestart.isEmpty {
             logger.warning(

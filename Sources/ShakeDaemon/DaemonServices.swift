@@ -7,8 +7,8 @@ import UnixSignals
 
 // The daemon's long-running parts, each a `Service` under one `ServiceGroup` (see `Daemon.run`). The group starts
 // them in the order listed there and shuts them down gracefully in reverse: the stopping notice, the source, the
-// simulations, the reload, the watchdog, and the server last, so that whatever the source ends with still
-// reaches the clients.
+// simulations, the reload, the watchdog, the session watcher, the D-Bus object, and the server last, so that
+// whatever the source ends with still reaches the clients (as signals too).
 
 /// Tells systemd STOPPING as soon as the group's shutdown begins (a replay that ended, or a signal).
 struct StoppingNoticeService: Service {
@@ -105,5 +105,26 @@ struct ServerService: Service {
     func run() async {
         try? await gracefulShutdown()
         await server.shutdown()
+    }
+}
+
+/// The shake object on the system bus: offered before the group starts (like the socket), closed after the source
+/// ended, so that the last events still go out as signals.
+struct BusService: Service {
+    let bus: BusObject
+
+    func run() async {
+        try? await gracefulShutdown()
+        bus.close()
+    }
+}
+
+/// logind's sessions, followed for the capture gate (`sensor.follow_session`); stopped with the group.
+struct SessionService: Service {
+    let watcher: SessionWatcher
+
+    func run() async {
+        try? await gracefulShutdown()
+        watcher.close()
     }
 }

@@ -24,14 +24,15 @@ public final class ShakeServer: Sendable {
         public var status: @Sendable () -> DaemonStatus
         /// Runs a simulated shake through the detector (`{"request":"simulate"}`).
         public var simulate: @Sendable () -> Void
-        /// Called (on the server's loop) when the number of clients that want events or samples changes, so
-        /// capture can stop while nobody listens.
-        public var listenersChanged: @Sendable (_ subscribers: Int, _ sampleStreams: Int) -> Void
+        /// Called (on the server's loop) when the clients that want events or samples change, so capture can
+        /// stop while nobody listens: the user of each subscriber (nil when the kernel did not say), and the
+        /// number of sample streams.
+        public var listenersChanged: @Sendable (_ subscribers: [UInt32?], _ sampleStreams: Int) -> Void
 
         public init(
             status: @escaping @Sendable () -> DaemonStatus,
             simulate: @escaping @Sendable () -> Void = {},
-            listenersChanged: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
+            listenersChanged: @escaping @Sendable ([UInt32?], Int) -> Void = { _, _ in }
         ) {
             self.status = status
             self.simulate = simulate
@@ -477,8 +478,8 @@ public final class ShakeServer: Sendable {
     }
 
     private func listenersChanged() {
-        // Every client is a subscriber (subscribe only narrows the phases).
-        hooks.listenersChanged(clients.count, loop.value.sampleStreams)
+        // Every client is a subscriber (subscribe only narrows the phases): each is reported with its user.
+        hooks.listenersChanged(clients.values.map { $0.peer?.uid }, loop.value.sampleStreams)
     }
 
     func receive(_ frame: LineFrameDecoder.Frame, from client: Client) {

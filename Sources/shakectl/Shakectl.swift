@@ -13,8 +13,9 @@ struct Shakectl: AsyncParsableCommand {
             """,
         version: ShakedVersion.current,
         subcommands: [
-            ListenCommand.self, ExecCommand.self, StatusCommand.self, SimulateCommand.self, RecordCommand.self,
-            DetectCommand.self, SynthCommand.self, EvalCommand.self, PlotCommand.self, SimulateDeviceCommand.self,
+            ListenCommand.self, ExecCommand.self, KeyCommand.self, StatusCommand.self, SimulateCommand.self,
+            RecordCommand.self, DetectCommand.self, SynthCommand.self, EvalCommand.self, PlotCommand.self,
+            SimulateDeviceCommand.self,
         ]
     )
 }

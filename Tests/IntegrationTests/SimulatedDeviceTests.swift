@@ -178,12 +178,14 @@ struct IdleSensorTests {
         try Harness.shakectl(["synth", "--before", "2", "--after", "1", "--seed", "3", "--out", trace])
         try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
         let socket = "\(directory)/shaked.sock"
+        // The daemon's own pid is recorded, so that stopping it ends the daemon, not only umockdev-run.
         let daemon = try DaemonProcess(
-            [
+            command: [Harness.product("shaked"), "--socket", socket, "--log-level", "debug"],
+            pidFile: "\(directory)/daemon.pid",
+            prefix: [
                 Harness.umockdevRun!, "--device", "\(directory)/device.umockdev", "--script",
-                "/dev/iio:device0=\(directory)/iio:device0.script", "--", Harness.product("shaked"), "--socket",
-                socket, "--log-level", "debug",
-            ], pidFile: "\(directory)/none")
+                "/dev/iio:device0=\(directory)/iio:device0.script", "--",
+            ])
         defer { _ = daemon.stop() }
         let idle = daemon.wait(timeout: 20) { $0.stderr.contains("capture is off until a client connects") }
         #expect(idle, "\(daemon.stderr)")

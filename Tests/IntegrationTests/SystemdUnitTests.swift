@@ -9,6 +9,7 @@ import Testing
 struct SystemdUnitTests {
     /// Every file `make install-files` puts under DESTDIR with the default PREFIX and SYSCONFDIR.
     static let installedFiles = [
+        "etc/dbus-1/system.d/io.github.shaked.Shake1.conf",
         "etc/shaked/shaked.yaml",
         "usr/local/bin/shakectl",
         "usr/local/lib/systemd/system/shaked.service",
@@ -16,9 +17,11 @@ struct SystemdUnitTests {
         "usr/local/lib/sysusers.d/shaked.conf",
         "usr/local/lib/tmpfiles.d/shaked.conf",
         "usr/local/lib/udev/rules.d/60-shaked.rules",
+        "usr/local/lib/udev/rules.d/70-shaked-uinput.rules",
         "usr/local/lib/udev/rules.d/81-shaked-iio-sensor-proxy.rules",
         "usr/local/sbin/shaked",
         "usr/local/share/bash-completion/completions/shakectl",
+        "usr/local/share/dbus-1/system-services/io.github.shaked.Shake1.service",
         "usr/local/share/doc/shaked/protocol.md",
         "usr/local/share/fish/vendor_completions.d/shakectl.fish",
         "usr/local/share/man/man1/shakectl.1",
@@ -50,6 +53,10 @@ struct SystemdUnitTests {
         let rule = try InstallHarness.read(destination, "usr/local/lib/udev/rules.d/60-shaked.rules")
         #expect(rule.contains(#"TAG+="systemd", ENV{SYSTEMD_WANTS}+="shaked.service""#))
         #expect(rule.contains(#"GROUP="shaked", MODE="0660""#))
+        // /dev/uinput for the active seat's user only (shakectl key): the uaccess tag, no group, no mode.
+        let uinput = try InstallHarness.read(destination, "usr/local/lib/udev/rules.d/70-shaked-uinput.rules")
+        let uinputRule = uinput.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        #expect(uinputRule == [#"KERNEL=="uinput", SUBSYSTEM=="misc", TAG+="uaccess", OPTIONS+="static_node=uinput""#])
         // The hand-over to iio-sensor-proxy: after its 80- rule, asking the installed shaked which device it owns.
         let handover = try InstallHarness.read(
             destination, "usr/local/lib/udev/rules.d/81-shaked-iio-sensor-proxy.rules")
@@ -69,6 +76,18 @@ struct SystemdUnitTests {
 
         let shipped = try InstallHarness.shippedConfiguration()
         #expect(try InstallHarness.read(destination, "etc/shaked/shaked.yaml") == shipped)
+
+        // The D-Bus service: the unit names its bus name and stays Type=notify; only the service user may own
+        // the name; activation goes through systemd, as that user.
+        #expect(service.contains("\nType=notify\n") && service.contains("\nBusName=io.github.shaked.Shake1\n"))
+        let policy = try InstallHarness.read(destination, "etc/dbus-1/system.d/io.github.shaked.Shake1.conf")
+        #expect(
+            policy.contains(#"<policy user="shaked">"#) && policy.contains(#"<allow own="io.github.shaked.Shake1"/>"#))
+        #expect(policy.components(separatedBy: "<allow own=").count == 2, "only one owner may be allowed")
+        let activation = try InstallHarness.read(
+            destination, "usr/local/share/dbus-1/system-services/io.github.shaked.Shake1.service")
+        #expect(activation.contains("\nName=io.github.shaked.Shake1\n"))
+        #expect(activation.contains("\nUser=shaked\n") && activation.contains("\nSystemdService=shaked.service\n"))
 
         // The man pages of man/, each in its own section.
         for (path, page) in [

@@ -69,7 +69,7 @@ struct ConfigLayersTests {
         } throws: { error in
             let problems = (error as? ConfigErrors)?.errors.map(\.description) ?? []
             return problems == [
-                "\(root)/shaked.yaml.d/20-b.yaml:2: detektor: unknown section; known sections: sensor, detector, socket, clients, access, logging",
+                "\(root)/shaked.yaml.d/20-b.yaml:2: detektor: unknown section; known sections: sensor, detector, socket, clients, access, logging, dbus",
                 "\(root)/shaked.yaml:2: sensor.rate: expected a number, found 'fast'",
                 "\(root)/shaked.yaml:4: clients.max_clients: 0 is out of range; allowed: 1...65536",
                 "\(root)/shaked.yaml.d/10-a.yaml:2: detector.threshold: 1000.0 is out of range; allowed: 2.0...200.0",

@@ -45,8 +45,8 @@ struct ConfigLoaderTests {
         #expect(configuration == expected)
         let keys =
             [
-                "source", "device", "rate", "always_on", "relay", "path", "mode", "group", "subscribe", "samples",
-                "simulate", "level",
+                "source", "device", "rate", "always_on", "relay", "follow_session", "path", "mode", "group",
+                "subscribe", "samples", "simulate", "level",
             ]
             + ShakedConfiguration.ClientsSection.limits.map(\.key) + DetectorSettings.Parameter.allCases.map(\.rawValue)
         #expect(Set(uncommentedKeys) == Set(keys))
@@ -142,6 +142,13 @@ struct ConfigLoaderTests {
                 == DetectorSettings.preset(.light).refractory)
     }
 
+    /// `dbus.mode` takes the words on and off (which YAML would otherwise read as booleans) and auto.
+    @Test(arguments: [("on", ShakedConfiguration.DBusSection.Mode.on), ("off", .off), ("auto", .auto), ("ON", .on)])
+    func theBusModeIsAWord(text: String, mode: ShakedConfiguration.DBusSection.Mode) throws {
+        #expect(try parse("dbus:\n  mode: \(text)\n").dbus.mode == mode)
+        #expect(try parse("sensor:\n  follow_session: false\n").sensor.followSession == false)
+    }
+
     @Test(arguments: [
         ("detector:\n  treshold: 12\n", "test.yaml:2: detector.treshold: unknown key"),
         ("detektor:\n  threshold: 12\n", "test.yaml:2: detektor: unknown section"),
@@ -158,6 +165,9 @@ struct ConfigLoaderTests {
         ),
         ("detector:\n  too_long: 1\n  quiet_time: 2\n", "detector.quiet_time: must be shorter than too_long (1.0)"),
         ("detector:\n  threshold: 12\n  threshold: 13\n", "detector.threshold: appears twice"),
+        ("dbus:\n  mode: maybe\n", "test.yaml:2: dbus.mode: 'maybe' is not a mode; allowed: auto, on, off"),
+        ("dbus:\n  name: x\n", "test.yaml:2: dbus.name: unknown key; known keys: mode"),
+        ("sensor:\n  follow_session: sometimes\n", "sensor.follow_session: expected true or false"),
         ("detector: 12\n", "detector: expected a mapping"),
         ("- a\n- b\n", "expected a mapping"),
         ("detector:\n  threshold: [1, 2]\n", "detector.threshold: expected a number, found 'a collection'"),

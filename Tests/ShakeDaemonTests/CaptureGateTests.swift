@@ -55,6 +55,88 @@ struct CaptureGateTests {
         #expect(gate.listenersChanged(subscribers: -3, sampleStreams: -1) == nil)
         #expect(gate.subscribers == 0)
     }
+
+    @Test func aBusClaimStartsCaptureUntilItsClientReleasesOrLeaves() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false)
+        #expect(gate.claimed(by: ":1.7", user: 1000) == .startCapture(.busClaims))
+        #expect(gate.claimed(by: ":1.7", user: 1000) == nil)
+        #expect(gate.claimed(by: ":1.9", user: 1000) == nil)
+        #expect(gate.released(by: ":1.7") == nil)
+        #expect(gate.reason == .busClaims)
+        // A client that never claimed (or already released) changes nothing.
+        #expect(gate.released(by: ":1.7") == nil)
+        #expect(gate.released(by: ":1.42") == nil)
+        #expect(gate.released(by: ":1.9") == .stopCapture)
+        #expect(!gate.isCapturing)
+    }
+
+    @Test func socketSubscribersAndBusClaimsBothKeepCaptureOn() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false)
+        #expect(gate.listenersChanged(subscribers: 1, sampleStreams: 0) == .startCapture(.subscribers))
+        #expect(gate.claimed(by: ":1.3", user: 1000) == nil)
+        #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == nil)
+        #expect(gate.reason == .busClaims)
+        #expect(gate.released(by: ":1.3") == .stopCapture)
+    }
+
+    // MARK: - Following the session
+
+    /// A following gate with one user's session known: 1000 present (active, unlocked) or not.
+    func following(present: Set<UInt32>?) -> CaptureGate {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false, followSession: true)
+        _ = gate.sessionsChanged(presentUsers: present)
+        return gate
+    }
+
+    @Test func lockingStopsCaptureAndUnlockingResumesIt() {
+        var gate = following(present: [1000])
+        #expect(gate.listenersChanged(subscribers: [1000], sampleStreams: 0) == .startCapture(.subscribers))
+        #expect(gate.sessionsChanged(presentUsers: []) == .stopCapture)
+        #expect(gate.reason == .sessionsAway)
+        #expect(gate.sessionsChanged(presentUsers: [1000]) == .startCapture(.subscribers))
+        // Another user's session changing changes nothing.
+        #expect(gate.sessionsChanged(presentUsers: [1000, 1001]) == nil)
+    }
+
+    @Test func aBusClaimFollowsItsUsersSessionToo() {
+        var gate = following(present: [])
+        #expect(gate.claimed(by: ":1.4", user: 1000) == nil)
+        #expect(gate.reason == .sessionsAway)
+        #expect(gate.sessionsChanged(presentUsers: [1000]) == .startCapture(.busClaims))
+        #expect(gate.released(by: ":1.4") == .stopCapture)
+    }
+
+    @Test func oneListenerWithAnActiveSessionIsEnough() {
+        var gate = following(present: [1001])
+        #expect(gate.listenersChanged(subscribers: [1000, 1001], sampleStreams: 0) == .startCapture(.subscribers))
+        #expect(gate.listenersChanged(subscribers: [1000], sampleStreams: 0) == .stopCapture)
+    }
+
+    /// Root's listeners, listeners whose user is unknown, sample streams, always_on and a gate whose sessions
+    /// are unknown (no logind) keep today's behaviour: they count whatever the sessions.
+    @Test(arguments: [
+        ([UInt32?](arrayLiteral: 0), 0, false, Set<UInt32>?.some([]), CaptureGate.Reason.subscribers),
+        ([nil], 0, false, Set<UInt32>?.some([]), .subscribers),
+        ([1000], 1, false, Set<UInt32>?.some([]), .sampleStreams),
+        ([1000], 0, true, Set<UInt32>?.some([]), .alwaysOn),
+        ([1000], 0, false, nil, .subscribers),
+    ])
+    func someListenersDoNotFollowSessions(
+        users: [UInt32?], streams: Int, alwaysOn: Bool, present: Set<UInt32>?, reason: CaptureGate.Reason
+    ) {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: alwaysOn, followSession: true)
+        _ = gate.sessionsChanged(presentUsers: present)
+        _ = gate.listenersChanged(subscribers: users, sampleStreams: streams)
+        #expect(gate.reason == reason)
+        #expect(gate.isCapturing)
+    }
+
+    @Test func withoutFollowingLockedSessionsChangeNothing() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false, followSession: false)
+        #expect(gate.listenersChanged(subscribers: [1000], sampleStreams: 0) == .startCapture(.subscribers))
+        #expect(gate.sessionsChanged(presentUsers: []) == nil)
+        #expect(gate.isCapturing)
+    }
 }
 
 /// The relay to iio-sensor-proxy as a listener that needs only a low rate.

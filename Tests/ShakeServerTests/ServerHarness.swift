@@ -12,6 +12,15 @@ final class ServerHarness: Sendable {
     let server: ShakeServer
     let simulated = Counter()
     let listeners = Counter()
+    /// The users of the subscribers, as the server last reported them.
+    let listenerUsers = Users()
+
+    final class Users: @unchecked Sendable {
+        private let lock = NSLock()
+        private var users: [UInt32?] = []
+        func set(_ new: [UInt32?]) { lock.withLock { users = new } }
+        var current: [UInt32?] { lock.withLock { users } }
+    }
 
     final class Counter: @unchecked Sendable {
         private let lock = NSLock()
@@ -31,6 +40,7 @@ final class ServerHarness: Sendable {
         path = directory.appendingPathComponent("shaked.sock").path
         let simulated = self.simulated
         let listeners = self.listeners
+        let listenerUsers = self.listenerUsers
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         server = ShakeServer(
@@ -42,7 +52,10 @@ final class ServerHarness: Sendable {
                         counters: ["samples": 42])
                 },
                 simulate: { simulated.increment() },
-                listenersChanged: { subscribers, _ in listeners.set(subscribers) }),
+                listenersChanged: { subscribers, _ in
+                    listenerUsers.set(subscribers)
+                    listeners.set(subscribers.count)
+                }),
             logger: logger)
         try await server.start(.path(path))
     }

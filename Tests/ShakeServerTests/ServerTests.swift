@@ -304,6 +304,21 @@ struct ServerTests {
         #expect(FileManager.default.contents(atPath: harness.path) == Data("keep".utf8))
         try? FileManager.default.removeItem(atPath: (harness.path as NSString).deletingLastPathComponent)
     }
+
+    /// The daemon's capture gate hears each subscriber's user (capture can follow that user's session).
+    @Test func subscribersAreReportedWithTheirUsers() async throws {
+        let harness = try await ServerHarness()
+        try await harness.client.withUpdates(reconnect: false) { updates in
+            var iterator = updates.makeAsyncIterator()
+            guard case .connected = try await iterator.next() else {
+                Issue.record("the first update is not connected")
+                return
+            }
+            #expect(await ServerHarness.eventually { harness.listenerUsers.current == [getuid()] })
+        }
+        #expect(await ServerHarness.eventually { harness.listenerUsers.current.isEmpty })
+        await harness.stop()
+    }
 }
 
 @Suite(.serialized)

@@ -9,62 +9,11 @@ import Testing
 /// of the shake object.
 @Suite(
     .serialized,
-    .enabled(
-        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
-            && FileManager.default.isExecutableFile(atPath: "/usr/bin/busctl"),
-        "dbus-daemon or busctl is not installed"))
+    .enabled(if: PrivateBus.isAvailable, "dbus-daemon or busctl is not installed"))
 struct BusObjectTests {
     static let name = "org.example.ShakeTest1"
     static let path = "/org/example/ShakeTest1"
     static let interface = "org.example.ShakeTest1"
-
-    /// A message bus of our own, on a socket in a temporary folder; stopped when released.
-    final class PrivateBus: Sendable {
-        let address: String
-        private let process: Process
-
-        init() throws {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "bus-\(getpid())-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let socket = directory.appendingPathComponent("bus").path
-            let configuration = directory.appendingPathComponent("bus.conf").path
-            try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(socket)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
-            address = "unix:path=\(socket)"
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-            process.arguments = ["--config-file=\(configuration)", "--nofork", "--nopidfile"]
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(10)
-            while !FileManager.default.fileExists(atPath: socket), Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.01)
-            }
-        }
-
-        func busctl(_ arguments: [String]) throws -> Command.Result {
-            try Command.run("/usr/bin/busctl", ["--address=\(address)"] + arguments)
-        }
-
-        deinit {
-            // dbus-daemon leaves SIGTERM to its session manager: end it outright.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
 
     /// What the object's handlers saw.
     final class Log: Sendable {

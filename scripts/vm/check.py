@@ -36,6 +36,7 @@ SCENARIOS = {
     "clock-step": dict(trace="shake-horizontal-100hz.csv"),
     "clock-mapped": dict(trace="shake-vertical-100hz.csv", mapped=True),
     "kxcjk": dict(trace="shake-horizontal-100hz.csv", device="kxcjk"),
+    "key": dict(trace="shakes3.csv", ended=3, keys=True),
     "systemd": dict(trace="shakes3.csv", ended=3, systemd=True),
     "relay": dict(trace="relay.csv", ended=3, relay=True),
 }
@@ -152,6 +153,8 @@ def parse(log_path):
                 s.setdefault("sent", []).append((float(t), int(i)))
             elif kind == "log":
                 s["log"].append(rest)
+            elif kind == "keys":
+                s.setdefault("keys", []).append(rest)
             elif kind.startswith("monitor-"):
                 s.setdefault(kind, []).append(rest)
             elif kind == "info":
@@ -266,6 +269,9 @@ def check(name, s, spec, args, tmp):
     if raw:
         problems.append("libiio wrote to stderr behind the logger: %s" % raw[:3])
 
+    if spec.get("keys"):
+        return check_keys(s, spec, problems, notes)
+
     rows = read_trace(os.path.join(args.traces, spec["trace"]))
     t0 = rows[0][0]
     kxcjk = spec.get("device") == "kxcjk"
@@ -371,6 +377,37 @@ def check(name, s, spec, args, tmp):
                 problems.append("%.1f wake-ups per second, expected about 5 (rate / watermark): 2 to 10" % per_second)
             if info.get("clock") != "monotonic":
                 problems.append("current_timestamp_clock is %s, expected monotonic" % info.get("clock"))
+    return problems, notes
+
+
+# What `shakectl key ctrl+z` types for one shake: KEY_LEFTCTRL down, KEY_Z down, KEY_Z up, KEY_LEFTCTRL up.
+CTRL_Z = [(29, 1), (44, 1), (44, 0), (29, 0)]
+
+
+def check_keys(s, spec, problems, notes):
+    """The key events read back from the virtual keyboard's evdev node: one ctrl+z per shake the daemon ended."""
+    ended = [line for line in s["log"] if "shake ended" in line]
+    presses = []
+    for line in s.get("keys", []):
+        words = line.split()
+        if words and words[0] == "key" and len(words) >= 3:
+            presses.append((int(words[1]), int(words[2])))
+    if not any(line.startswith("open ") for line in s.get("keys", [])):
+        problems.append("the reader never opened the keyboard's evdev node: %s" % s.get("keys", [])[:3])
+    chords = len(presses) // 4
+    if presses != CTRL_Z * chords:
+        problems.append("the key events are not whole ctrl+z chords: %s" % presses[:12])
+    # How many of the trace's shakes end depends on how late the emulated guest delivered them (the other
+    # scenarios hold the detector to account); here what counts is one chord for each shake that ended.
+    if not ended:
+        problems.append("the daemon ended no shake")
+    elif len(ended) != spec["ended"]:
+        notes.append("WARNING: %d of %d shakes ended (samples delivered late under emulation)"
+                     % (len(ended), spec["ended"]))
+    if chords != len(ended):
+        problems.append("%d ctrl+z chords read back for %d shakes" % (chords, len(ended)))
+    notes.append("%d shakes, %d ctrl+z chords read back from the evdev node (%d key events)"
+                 % (len(ended), chords, len(presses)))
     return problems, notes
 
 

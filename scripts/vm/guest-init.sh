@@ -145,6 +145,35 @@ hid() {
     late= clockstep= wake= user= as_user=
 }
 
+# shakectl key ctrl+z against the daemon on its socket, the accelerometer playing trace $1: a reader prints the key
+# events of the virtual keyboard's evdev node, which the checker matches with the shakes.
+key() {
+    trace=$1
+    say "$name begin $(uptime_s)"
+    # (evdev makes the /dev/input/eventN nodes; Debian builds both as modules)
+    modprobe uinput && modprobe evdev || say "$name info modprobe_failed"
+    /bin/uhid-accel --sent /tmp/$name.sent /traces/$trace >/tmp/$name.feeder 2>&1 &
+    fpid=$!
+    find_device accel_3d 30 >/dev/null || say "$name info no_device"
+    /usr/bin/shaked --socket /run/shaked.sock --log-level debug >/tmp/$name.log 2>&1 &
+    dpid=$!
+    wait_line /tmp/$name.log "listening" 30 || say "$name info capture_timeout"
+    /bin/evdev-read "shakectl key" >/tmp/$name.keys 2>&1 &
+    rpid=$!
+    /usr/bin/shakectl key ctrl+z --socket /run/shaked.sock >/tmp/$name.events 2>/tmp/$name.key &
+    kpid=$!
+    wait_line /tmp/$name.feeder "uhid-accel: done" 120 || say "$name info feeder_timeout"
+    sleep 1
+    kill $kpid $rpid 2>/dev/null
+    wait $kpid $rpid 2>/dev/null
+    stop_daemon
+    kill $fpid 2>/dev/null
+    wait $fpid 2>/dev/null
+    while IFS= read -r line; do say "$name keys $line"; done </tmp/$name.keys
+    while IFS= read -r line; do say "$name shakectl $line"; done </tmp/$name.key
+    report
+}
+
 # kxcjk-1013 on i2c-stub, polled, playing trace $1.
 kxcjk() {
     trace=$1
@@ -182,6 +211,7 @@ for name in $(echo "$scenarios" | tr , ' '); do
     clock-step) clockstep=2 hid shake-horizontal-100hz.csv ;;
     clock-mapped) user=1 hid shake-vertical-100hz.csv ;;
     kxcjk) kxcjk shake-horizontal-100hz.csv ;;
+    key) key shakes3.csv ;;
     probe) ;; # boots and powers off: does this accelerator run the kernel?
     *) say "$name unknown" ;;
     esac

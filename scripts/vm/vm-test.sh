@@ -15,7 +15,7 @@ cache=${VM_CACHE:-$root/.build-vm}
 bin=${VM_BIN:-$root/.build/debug}
 scenarios=${VM_SCENARIOS:-all}
 timeout_s=${VM_TIMEOUT:-900}
-busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk"
+busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk,key"
 all_scenarios="$busybox_scenarios,systemd,relay"
 
 skip() {
@@ -75,7 +75,7 @@ vmlinuz=$kernel_dir/root/boot/vmlinuz-$release
 
 # The feeders and helpers, static so that they need nothing in the guest.
 mkdir -p "$cache/bin"
-for program in uhid-accel i2c-accel monotonic; do
+for program in uhid-accel i2c-accel monotonic evdev-read; do
   source=$root/scripts/vm/$program.c
   if [ ! -x "$cache/bin/$program" ] || [ "$source" -nt "$cache/bin/$program" ]; then
     gcc -O2 -Wall -Wextra -Werror -static -o "$cache/bin/$program" "$source" -lm
