@@ -194,6 +194,8 @@ kxcjk() {
     /bin/i2c-accel --bus "$bus" /traces/$trace >/tmp/$name.feeder 2>&1
     sleep 1
     stop_daemon
+    # The accelerometer goes with the scenario: a later one must find only its own sensor.
+    echo 0x0e >/sys/bus/i2c/devices/i2c-$bus/delete_device || say "$name info delete_failed"
     report
 }
 
