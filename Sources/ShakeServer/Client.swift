@@ -108,7 +108,7 @@ final class Client {
         let bytes = buffer.readableBytes
         inFlight += bytes
         let promise = channel.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.whenComplete { [self] _ in
+        promise.futureResult.assumeIsolated().whenComplete { [self] _ in
             let before = owed
             inFlight -= bytes
             report(from: before)
@@ -228,7 +228,8 @@ final class ClientHandler: ChannelDuplexHandler {
         let credentials: EventLoopFuture<PeerCredentials?> =
             (channel as? any SocketOptionProvider).map { PeerCredentialsReader.read($0, on: channel.eventLoop) }
             ?? channel.eventLoop.makeSucceededFuture(nil)
-        credentials.whenSuccess { [self] peer in
+        // The credentials are read on the channel's loop, and the handler lives there: no hop, no Sendable capture.
+        credentials.assumeIsolated().whenSuccess { [self] peer in
             guard active else { return }
             let client = Client(channel: channel, peer: peer)
             client.readingResumed = { [self] in handleLines() }
