@@ -48,16 +48,7 @@ struct ExecCommand: AsyncParsableCommand {
             // Scoped, so that the connection is closed before the command exits.
             try await connection.client.withUpdates(phases: on.phases) { updates in
                 for try await update in updates {
-                    // Connection changes go to standard error, as listen reports them: a user unit's journal
-                    // then says why nothing happens.
-                    switch update {
-                    case .waiting(let reason): StandardStreams.printError("waiting for the daemon: \(reason)")
-                    case .disconnected: StandardStreams.printError("the daemon went away; reconnecting")
-                    case .connected: StandardStreams.printError("connected")
-                    case .dropped(let count): StandardStreams.printError("the daemon dropped \(count) events")
-                    case .shake: break
-                    }
-                    guard case .shake(let notification) = update else { continue }
+                    guard let notification = update.reportingConnection() else { continue }
                     await runner.enqueue(notification)
                     runs += 1
                     if let count, runs >= count {

@@ -67,14 +67,7 @@ struct KeyCommand: AsyncParsableCommand {
         do {
             try await connection.client.withUpdates(phases: on.phases) { updates in
                 for try await update in updates {
-                    switch update {
-                    case .waiting(let reason): StandardStreams.printError("waiting for the daemon: \(reason)")
-                    case .disconnected: StandardStreams.printError("the daemon went away; reconnecting")
-                    case .connected: StandardStreams.printError("connected")
-                    case .dropped(let count): StandardStreams.printError("the daemon dropped \(count) events")
-                    case .shake: break
-                    }
-                    guard case .shake(let notification) = update else { continue }
+                    guard let notification = update.reportingConnection() else { continue }
                     do {
                         try keyboard.send(keys)
                         StandardStreams.printError("pressed \(keys) for event #\(notification.seq)")
