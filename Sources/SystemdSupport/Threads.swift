@@ -3,9 +3,10 @@
 #endif
 
 /// A detached POSIX thread named `name` running `body`, the one blocking thread its owner keeps (the C library's
-/// own, so that no classic Foundation `Thread` is linked).
+/// own, so that no classic Foundation `Thread` is linked). The bus and session watchers here need it, and so does
+/// the daemon's source service, which depends on this module already: one copy, with package access.
 /// - Returns: false when the system could not start a thread.
-func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
+package func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
     final class Work {
         let name: String
         let body: @Sendable () -> Void
