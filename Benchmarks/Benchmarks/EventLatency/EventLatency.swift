@@ -68,18 +68,7 @@ final class SocketRig: @unchecked Sendable {
         (server, path) = try await startServer(name: "raw-\(subscribers)")
         epoll = epoll_create1(0)
         for _ in 0..<subscribers {
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-                for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-            }
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            precondition(connected == 0, "cannot connect")
+            let fd = connectedSocket(path)
             descriptors.append(fd)
             var event = epoll_event()
             event.events = UInt32(EPOLLIN.rawValue)
@@ -139,18 +128,7 @@ final class BaselineRig: @unchecked Sendable {
     /// The line the server writes for the event the other rigs publish, read from a real subscriber.
     static func eventLine() async throws -> [UInt8] {
         let (server, path) = try await startServer(name: "baseline-line")
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        precondition(connected == 0, "cannot connect")
+        let fd = connectedSocket(path)
         defer { close(fd) }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -283,4 +261,21 @@ final class LatencyRig: Sendable {
             server.publish(.began(time: 1))
         }
     }
+}
+
+/// A blocking Unix stream socket connected to `path`, as a plain subscriber has it.
+private func connectedSocket(_ path: String) -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+    }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    precondition(connected == 0, "cannot connect")
+    return fd
 }
