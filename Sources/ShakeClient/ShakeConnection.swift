@@ -5,6 +5,11 @@ import NIOPosix
 public import ShakeProtocol
 
 /// One connection to the daemon: send requests, read its messages.
+///
+/// A task of its own holds the socket for the life of the connection (NIO's `executeThenClose`): it reads the
+/// daemon's lines into ``messages`` and writes what ``send(_:)`` hands it. ``close()``, ``closeAndWait()``, the
+/// daemon closing, an error, or the last reference to the connection and its `messages` going away end that
+/// task; it then fails the writes still waiting and ends `messages` after what was already read.
 public final class ShakeConnection: Sendable {
     /// The daemon's greeting.
     public let hello: ServerMessage.Hello
@@ -12,14 +17,13 @@ public final class ShakeConnection: Sendable {
     /// consumer asks: while it does not, the connection stops reading its socket (past ``backPressure``), so
     /// the daemon's queue for this client fills and it drops events and samples, reported by `dropped`.
     public let messages: AsyncThrowingStream<ServerMessage, any Error>
-    private let channel: any Channel
-    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    private let link: Link
 
-    private init(hello: ServerMessage.Hello, reader: MessageReader, channel: NIOAsyncChannel<Frame, ByteBuffer>) {
+    private init(hello: ServerMessage.Hello, link: Link) {
         self.hello = hello
-        messages = AsyncThrowingStream { try await reader.next() }
-        self.channel = channel.channel
-        outbound = channel.outbound
+        self.link = link
+        // The stream keeps the link, so a caller that keeps only `messages` keeps the connection open.
+        messages = AsyncThrowingStream { try await link.incoming.next() }
     }
 
     typealias Frame = LineFrameDecoder.Frame
@@ -62,42 +66,34 @@ public final class ShakeConnection: Sendable {
         } catch {
             throw ClientError.cannotConnect(path: path, reason: Self.describe(error))
         }
-        let reader = MessageReader(channel.inbound)
+        let link = Link(channel)
         let first: ServerMessage?
         do {
-            first = try await reader.next()
+            first = try await link.incoming.next()
         } catch {
-            await close(channel.channel)
+            await link.closeAndWait()
             throw error
         }
         guard let first else {
-            await close(channel.channel)
+            await link.closeAndWait()
             throw ClientError.closed
         }
         switch first {
         case .hello(let hello):
             guard hello.protocolVersion == ServerMessage.protocolVersion else {
-                await close(channel.channel)
+                await link.closeAndWait()
                 throw ClientError.protocolMismatch(
                     "the daemon speaks protocol \(hello.protocolVersion), this client \(ServerMessage.protocolVersion)")
             }
-            // The rest of the stream continues where the reader stopped.
-            return ShakeConnection(hello: hello, reader: reader, channel: channel)
+            // The rest of the stream continues where `hello` was taken.
+            return ShakeConnection(hello: hello, link: link)
         case .error(let code, let message):
-            await close(channel.channel)
+            await link.closeAndWait()
             throw ClientError.refused(code: code, message: message)
         default:
-            await close(channel.channel)
+            await link.closeAndWait()
             throw ClientError.protocolMismatch("the daemon did not start with hello")
         }
-    }
-
-    /// Closes `channel` and returns once nothing of it remains: NIO completes `closeFuture` just before it drops
-    /// the socket's cached addresses, in the same turn of the event loop, so this waits for one turn more.
-    private static func close(_ channel: any Channel) async {
-        channel.close(promise: nil)
-        try? await channel.closeFuture.get()
-        try? await channel.eventLoop.submit {}.get()
     }
 
     private static func describe(_ error: any Error) -> String {
@@ -107,51 +103,140 @@ public final class ShakeConnection: Sendable {
         return "\(error)"
     }
 
-    /// Sends a request.
+    /// Sends a request; returns once it is written to the socket. Throws ``ClientError/closed`` once the
+    /// connection is closed.
     public func send(_ request: Request) async throws {
-        var buffer = channel.allocator.buffer(capacity: 64)
+        var buffer = link.allocator.buffer(capacity: 64)
         buffer.writeString(request.line)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        try await outbound.write(buffer)
+        try await link.write(buffer)
     }
 
     /// Sends raw bytes (for tests of the daemon's error handling).
     public func send(raw text: String) async throws {
-        var buffer = channel.allocator.buffer(capacity: text.utf8.count)
+        var buffer = link.allocator.buffer(capacity: text.utf8.count)
         buffer.writeString(text)
-        try await outbound.write(buffer)
+        try await link.write(buffer)
     }
 
-    /// Starts closing the connection and returns at once.
+    /// Starts closing the connection and returns at once: `messages` ends after what was already read, and
+    /// sends still waiting fail.
     public func close() {
-        channel.close(promise: nil)
+        link.close()
     }
 
-    /// Closes the connection and returns once the socket is closed, so that nothing of it is left when the
-    /// process exits right after.
+    /// Closes the connection and returns once the socket is closed and the connection's task has ended, so
+    /// that nothing of it is left when the process exits right after.
     public func closeAndWait() async {
-        await Self.close(channel)
+        await link.closeAndWait()
     }
 }
 
-/// Reads the daemon's lines one at a time, as they are asked for, and parses them; a line this client cannot
-/// decode (a newer daemon's message) is skipped, not fatal.
+/// The socket of one connection and the task that owns it. The task runs NIO's `executeThenClose` scope for
+/// as long as the connection lives: it reads frames into `incoming` (a ``WatermarkBuffer``: while the consumer
+/// does not take them, it stops reading, and NIO stops reading the socket) and, beside it, writes what `write`
+/// queues. When the reading ends — the daemon closed, an error, or `close` — it closes the channel, fails the
+/// writes left, and leaves the scope, which finishes NIO's writer and waits for the socket to close.
 ///
-/// `@unchecked Sendable`: its iterator is only ever used by one reader at a time — `open`, before the connection
-/// exists, then the `messages` stream, which awaits one `next()` at a time (an `AsyncThrowingStream` has a single
-/// consumer).
-private final class MessageReader: @unchecked Sendable {
-    private var iterator: NIOAsyncChannelInboundStream<LineFrameDecoder.Frame>.AsyncIterator
+/// The task holds the channel, the buffer and the write queue, never the link, so dropping the last
+/// `ShakeConnection` (and its `messages`) runs `deinit`, which closes: no task or socket outlives them.
+private final class Link: Sendable {
+    typealias Frame = LineFrameDecoder.Frame
 
-    init(_ inbound: NIOAsyncChannelInboundStream<LineFrameDecoder.Frame>) {
-        iterator = inbound.makeAsyncIterator()
+    /// A write waiting for the task, and who waits for it.
+    struct Write: Sendable {
+        let bytes: ByteBuffer
+        let done: CheckedContinuation<Void, any Error>
     }
 
-    func next() async throws -> ServerMessage? {
-        while let frame = try await iterator.next() {
-            guard case .line(let line) = frame else { continue }
-            if let message = try? ServerMessage.parse(line.readableBytesView) { return message }
+    let incoming = WatermarkBuffer<ServerMessage>()
+    let allocator: ByteBufferAllocator
+    private let channel: any Channel
+    private let writes: AsyncStream<Write>.Continuation
+    private let task: Task<Void, Never>
+
+    init(_ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>) {
+        channel = asyncChannel.channel
+        allocator = asyncChannel.channel.allocator
+        let (queue, writes) = AsyncStream.makeStream(of: Write.self)
+        self.writes = writes
+        let incoming = self.incoming
+        task = Task {
+            await Self.serve(asyncChannel, incoming: incoming, queue: queue, writes: writes)
         }
-        return nil
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The task's work, from connect to closed socket.
+    private static func serve(
+        _ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>, incoming: WatermarkBuffer<ServerMessage>,
+        queue: AsyncStream<Write>, writes: AsyncStream<Write>.Continuation
+    ) async {
+        // The body throws nothing: a failed read ends `incoming` with its error, a failed write fails its send.
+        try? await asyncChannel.executeThenClose { inbound, outbound in
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    // Ends when `writes` is finished and what was queued before has been written or failed.
+                    for await write in queue {
+                        do {
+                            try await outbound.write(write.bytes)
+                            write.done.resume()
+                        } catch {
+                            write.done.resume(throwing: ClientError.closed)
+                        }
+                    }
+                }
+                await read(inbound, into: incoming)
+                // Nothing more is read: close first, so that the writes left fail at once instead of waiting
+                // for a socket nobody reads.
+                asyncChannel.channel.close(promise: nil)
+                writes.finish()
+            }
+        }
+    }
+
+    /// Reads the daemon's lines and parses them, until the channel closes or fails; a line this client cannot
+    /// decode (a newer daemon's message) is skipped, not fatal.
+    private static func read(
+        _ inbound: NIOAsyncChannelInboundStream<Frame>, into incoming: WatermarkBuffer<ServerMessage>
+    ) async {
+        do {
+            for try await frame in inbound {
+                guard case .line(let line) = frame else { continue }
+                if let message = try? ServerMessage.parse(line.readableBytesView) { await incoming.yield(message) }
+            }
+            incoming.finish()
+        } catch {
+            incoming.finish(throwing: error)
+        }
+    }
+
+    /// Queues `bytes` for the task and waits until they are written.
+    func write(_ bytes: ByteBuffer) async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            if case .terminated = writes.yield(Write(bytes: bytes, done: done)) {
+                done.resume(throwing: ClientError.closed)
+            }
+        }
+    }
+
+    /// Ends `incoming` after what it holds (letting go a reader held up by a full buffer), stops taking writes,
+    /// and closes the channel, which ends the task's reading and with it the task.
+    func close() {
+        incoming.finish()
+        writes.finish()
+        channel.close(promise: nil)
+    }
+
+    /// Closes, and returns once the task has left NIO's scope (the socket closed) and one more turn of the
+    /// event loop has passed: NIO completes `closeFuture` just before it drops the socket's cached addresses,
+    /// in the same turn.
+    func closeAndWait() async {
+        close()
+        await task.value
+        try? await channel.eventLoop.submit {}.get()
     }
 }

@@ -65,7 +65,9 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state in
-                    if state.consumerGone || state.elements.count <= low || Task.isCancelled { return true }
+                    if state.consumerGone || state.end != nil || state.elements.count <= low || Task.isCancelled {
+                        return true
+                    }
                     state.producer = continuation
                     return false
                 }
@@ -76,13 +78,18 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         }
     }
 
-    /// Ends the stream: the consumer gets the elements left, then nil, or `error` when there is one.
+    /// Ends the stream: the consumer gets the elements left, then nil, or `error` when there is one. A producer
+    /// waiting for room is let go, and what it yields from now on is dropped; so another task may end the
+    /// stream (a connection being closed) while its producer is held up by a consumer that does not read.
     func finish(throwing error: (any Error)? = nil) {
-        let consumer = state.withLock { state -> CheckedContinuation<Element?, any Error>? in
-            guard state.end == nil else { return nil }
+        let (consumer, producer) = state.withLock { state in
+            guard state.end == nil else {
+                return (CheckedContinuation<Element?, any Error>?.none, CheckedContinuation<Void, Never>?.none)
+            }
             state.end = .some(error)
-            return state.elements.isEmpty ? state.consumer.take() : nil
+            return (state.elements.isEmpty ? state.consumer.take() : nil, state.producer.take())
         }
+        producer?.resume()
         if let error { consumer?.resume(throwing: error) } else { consumer?.resume(returning: nil) }
     }
 

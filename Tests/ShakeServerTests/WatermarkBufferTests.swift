@@ -75,4 +75,17 @@ struct WatermarkBufferTests {
         consumer.cancel()
         #expect(try await consumer.value == nil)
     }
+
+    @Test func finishingFromOutsideLetsAWaitingProducerGoAndKeepsWhatWasBuffered() async throws {
+        let buffer = WatermarkBuffer<Int>(low: 1, high: 3)
+        let producer = Task {
+            for value in 0..<1000 { await buffer.yield(value) }
+        }
+        await settle(turns: 200) { false }
+        buffer.finish()
+        await producer.value  // returns: the producer is not left waiting, and what it yields is dropped
+        var taken: [Int] = []
+        while let value = try await buffer.next() { taken.append(value) }
+        #expect(taken == [0, 1, 2])
+    }
 }

@@ -1,0 +1,83 @@
+import Foundation
+import ShakeClient
+import ShakeDetection
+import ShakeProtocol
+import ShakeServer
+import Testing
+
+/// A `ShakeConnection`'s socket is owned by a task of its own: closing ends it even while the consumer does not
+/// read, sends after the close fail cleanly, and dropping the connection without closing it closes the socket.
+struct ConnectionLifetimeTests {
+    func configuration() -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        // Small queue, no cut-off: a client that does not read stays connected and is dropped events.
+        configuration.queueLimit = 16
+        configuration.dropLimit = 1_000_000
+        return configuration
+    }
+
+    @Test func closingWhileTheConsumerDoesNotReadEndsTheMessagesAndFailsLaterSends() async throws {
+        let harness = try await ServerHarness(configuration: configuration())
+        let connection = try await harness.client.connect()
+        try await connection.send(.subscribe(phases: []))
+        #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
+        // Far more than the client's buffers hold: its reader ends up waiting for a consumer that never comes.
+        for batch in 0..<20 {
+            for index in 1...50 { harness.server.publish(.began(time: Double(batch * 50 + index))) }
+            _ = await harness.server.clientCount()
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }
+        // Returns although the reader is held up: closing lets it go, and the socket is closed on return.
+        await connection.closeAndWait()
+        #expect(await ServerHarness.eventually { await harness.server.clientCount() == 0 })
+        // What was read before the close is still delivered, in order, then the stream ends without an error.
+        var shakes = 0
+        var last = 0
+        for try await message in connection.messages {
+            guard case .shake(let notification) = message else { continue }
+            #expect(notification.seq > last)
+            last = notification.seq
+            shakes += 1
+        }
+        #expect(shakes > 0)
+        #expect(shakes < 1000)
+        await #expect(throws: ClientError.closed) { try await connection.send(.status) }
+        await harness.stop()
+    }
+
+    @Test func aConnectionDroppedWithoutClosingIsClosed() async throws {
+        let harness = try await ServerHarness(configuration: configuration())
+        do {
+            let connection = try await harness.client.connect()
+            try await connection.send(.subscribe(phases: []))
+            #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
+            harness.server.publish(.began(time: 1))
+            var iterator = connection.messages.makeAsyncIterator()
+            #expect(try await iterator.next() == .ok(request: "subscribe"))
+            // The connection goes out of scope here, never closed.
+        }
+        #expect(await ServerHarness.eventually { await harness.server.clientCount() == 0 })
+        await harness.stop()
+    }
+
+    @Test func keepingOnlyTheMessagesKeepsTheConnectionOpen() async throws {
+        let harness = try await ServerHarness(configuration: configuration())
+        let messages = try await {
+            let connection = try await harness.client.connect()
+            try await connection.send(.subscribe(phases: []))
+            return connection.messages
+        }()
+        #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
+        harness.server.publish(.began(time: 1))
+        var iterator = messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .ok(request: "subscribe"))
+        guard case .shake(let notification) = try await iterator.next() else {
+            Issue.record("no event through the kept stream")
+            await harness.stop()
+            return
+        }
+        #expect(notification.seq == 1)
+        #expect(await harness.server.clientCount() == 1)
+        await harness.stop()
+    }
+}
