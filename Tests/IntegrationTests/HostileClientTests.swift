@@ -52,6 +52,10 @@ struct HostileClientTests {
         return answered ? Date().timeIntervalSince(start) : nil
     }
 
+    /// How much longer the answers may take in a sanitizer build (`make sanitize`), whose daemon runs several
+    /// times slower: the bounds the issue sets hold for the product's build.
+    static var slowdown: Double { LoadTests.sanitized ? 10 : 1 }
+
     /// The longest gap between watchdog pings that the test allows: half of `WATCHDOG_USEC`, twice the ping
     /// interval. A loop that stalls for seconds under the attack (as it did) shows at once.
     static var allowedGap: Double { Double(watchdogMicroseconds) / 2e6 }
@@ -87,7 +91,7 @@ struct HostileClientTests {
         print(
             "HostileClientTests: 300 pipelining clients: RSS +\(peakMemory - baseMemory) kB, fresh status "
                 + "\(waits.map { $0.map { String(format: "%.3f", $0) } ?? "none" }) s, longest watchdog gap \(gap) s")
-        #expect(waits.allSatisfy { ($0 ?? .infinity) < 1 }, "a fresh client waited: \(waits)")
+        #expect(waits.allSatisfy { ($0 ?? .infinity) < 1 * Self.slowdown }, "a fresh client waited: \(waits)")
         if !LoadTests.sanitized {
             #expect(peakMemory - baseMemory < 64 * 1024, "RSS grew from \(baseMemory) kB to \(peakMemory) kB")
         }
@@ -124,7 +128,7 @@ struct HostileClientTests {
         print(
             "HostileClientTests: empty-line flood (\(sent) bytes over \(connections) connections): fresh status "
                 + "median \(median) s")
-        #expect(median < 0.05, "fresh status under an empty-line flood: \(waits)")
+        #expect(median < 0.05 * Self.slowdown, "fresh status under an empty-line flood: \(waits)")
         #expect(watchdog.longestGap(since: start) < Self.allowedGap)
         let status = try Harness.shakectl(["status", "--socket", socket, "--json"])
         #expect(!status.contains(#""bad_lines":0"#), "empty lines count as bad lines: \(status)")
