@@ -80,18 +80,7 @@ final class SocketRig: @unchecked Sendable {
 
     /// Reads whatever arrived until `count` more newlines have been seen in total.
     private func wait(forNewlines count: Int) {
-        let target = newlines + count
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
-        while newlines < target {
-            let ready = epoll_wait(epoll, &events, Int32(events.count), 1000)
-            guard ready > 0 else { continue }
-            for index in 0..<Int(ready) {
-                let fd = events[index].data.fd
-                let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                if read > 0 { newlines += buffer[0..<read].reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
-            }
-        }
+        readNewlines(epoll, until: newlines + count, counted: &newlines)
     }
 
     /// Publishes one event and returns when every subscriber's socket has delivered it.
@@ -153,18 +142,7 @@ final class BaselineRig: @unchecked Sendable {
             let written = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             precondition(written == line.count, "a short write")
         }
-        let target = newlines + sockets
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
-        while newlines < target {
-            let ready = epoll_wait(epoll, &events, Int32(events.count), 1000)
-            guard ready > 0 else { continue }
-            for index in 0..<Int(ready) {
-                let fd = events[index].data.fd
-                let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                if read > 0 { newlines += buffer[0..<read].reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
-            }
-        }
+        readNewlines(epoll, until: newlines + sockets, counted: &newlines)
     }
 }
 
@@ -278,4 +256,20 @@ private func connectedSocket(_ path: String) -> Int32 {
     }
     precondition(connected == 0, "cannot connect")
     return fd
+}
+
+/// Reads whatever the sockets watched by `epoll` deliver until `newlines` reaches `target`: the one reader of the
+/// socket subscribers and of the baseline.
+private func readNewlines(_ epoll: Int32, until target: Int, counted newlines: inout Int) {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    var events = [epoll_event](repeating: epoll_event(), count: 256)
+    while newlines < target {
+        let ready = epoll_wait(epoll, &events, Int32(events.count), 1000)
+        guard ready > 0 else { continue }
+        for index in 0..<Int(ready) {
+            let fd = events[index].data.fd
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if read > 0 { newlines += buffer[0..<read].reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
+        }
+    }
 }
