@@ -64,6 +64,19 @@ public struct ShakeDetector: Sendable {
     /// ...and when it gave the device `beganImpulse` within this many times the time the threshold acceleration
     /// would take: a brisk hand, not a slow push or the gravity estimate catching up with a turn.
     static let quickStrokeFactor = 1.5
+    /// `began` is reported at once only on evidence that the body's own jolts do not give. A landing, a step, a
+    /// stumble or sitting down pushes the device up, and the rebound that follows makes the first reversal of
+    /// a jump or a stair; lying down turns the body, so that the jolt that ends it looks level to a gravity
+    /// estimate that lags, but arrives more slowly than a hand's stroke. So a shake is reported at once on
+    /// - a first stroke that points down, or is nearly level (one that points up within about 27 degrees of
+    ///   level: the square of the cosine of its angle to up at most this), and is brisker still: it gave the
+    ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take;
+    /// - or a counted reversal neither of whose strokes points up more steeply than that.
+    /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
+    /// test if it ended now; if it is cancelled before, nothing at all is reported.
+    static let nearlyLevel = 0.2
+    /// See `nearlyLevel`: 0.1 s at `medium`.
+    static let briskStrokeFactor = 1.2
 
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
@@ -111,6 +124,7 @@ public struct ShakeDetector: Sendable {
     private var dutySquared = 0.0
     private var inverseGravityTimeConstant = 0.0
     private var quickStroke = 0.0
+    private var briskStroke = 0.0
 
     // The stream.
     private var isStreaming = false
@@ -145,11 +159,19 @@ public struct ShakeDetector: Sendable {
     private var dutyActive = 0.0
     private var lastActive = 0.0
     private var goodReversals = 0
+    /// Counted reversals neither of whose strokes pointed up: evidence of a hand, not of the body's jolts.
+    private var levelReversals = 0
+    /// Whether the stroke closed by the last good reversal pointed up.
+    private var closedUpward = false
     private var rejectedReversals = 0
     private var lastRejection: ShakeEvent.Rejection?
 
     // The shake in progress.
     private var mode = Mode.armed
+    /// Whether `began` was reported for the shake in progress, and when. Until it is, the shake is followed
+    /// silently: its `cancelled` is not reported either.
+    private var isReported = false
+    private var reportedBegan = 0.0
     private var shakePeakSquared = 0.0
     /// Since when the device has read nearly nothing (the last sample that read more), and whether it has for
     /// `freeFallTime` since the shake began.
@@ -165,7 +187,10 @@ public struct ShakeDetector: Sendable {
     }
 
     /// Whether a shake has begun and not yet ended or been cancelled.
-    public var isShaking: Bool {
+    public var isShaking: Bool { inShake && isReported }
+
+    /// Whether a shake is in progress, reported or not.
+    private var inShake: Bool {
         if case .shaking = mode { return true }
         return false
     }
@@ -182,6 +207,7 @@ public struct ShakeDetector: Sendable {
         dutySquared = duty * duty
         inverseGravityTimeConstant = 1 / settings.gravityTimeConstant
         quickStroke = Self.quickStrokeFactor * settings.beganImpulse / settings.threshold
+        briskStroke = Self.briskStrokeFactor * settings.beganImpulse / settings.threshold
     }
 
     /// Feeds one sample.
@@ -237,8 +263,10 @@ public struct ShakeDetector: Sendable {
             freeFallSince = time
             shakePeakSquared = linear.lengthSquared
             axisEnergy = .zero
-            counters.began += 1
-            return .began(time: time)
+            isReported = false
+            guard levelReversals > 0 || (goodReversals == 0 && time - strokeStart <= briskStroke && isNearlyLevel)
+            else { return nil }
+            return report(at: time)
 
         case .shaking(let began):
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
@@ -257,15 +285,20 @@ public struct ShakeDetector: Sendable {
             } else {
                 freeFallSince = time
             }
+            if !isReported, levelReversals > 0 || (goodReversals >= settings.reversals && rejection(at: time) == nil) {
+                // A shake followed silently reports `began` once a hand shows, or once it would be a shake if it
+                // ended now.
+                return report(at: time)
+            }
             if lastMotion - began > settings.tooLong {
-                return cancel(began: began, at: time, reason: .tooLong, then: .calming)
+                return cancel(at: time, reason: .tooLong, then: .calming)
             }
             if time - lastMotion >= settings.quietTime {
-                return finishShake(began: began, at: time)
+                return finishShake(at: time)
             }
             if hasStroke, time - strokeStart > settings.maxHalfPeriod + Self.strokeGrace {
                 // Still moving, but no longer oscillating: carried, not shaken.
-                return cancel(began: began, at: time, reason: .notAShake, detail: .carried, then: .calming)
+                return cancel(at: time, reason: .notAShake, detail: .carried, then: .calming)
             }
             return nil
 
@@ -295,6 +328,26 @@ public struct ShakeDetector: Sendable {
         }
     }
 
+    /// Reports `began` for the shake in progress.
+    private mutating func report(at time: Double) -> ShakeEvent {
+        isReported = true
+        reportedBegan = time
+        counters.began += 1
+        return .began(time: time)
+    }
+
+    /// Whether the current stroke points up, as the body's jolts do, more steeply than `nearlyLevel`.
+    private var isUpward: Bool {
+        let along = strokeDirection.dot(gravity)
+        return along > 0 && along * along > Self.nearlyLevel * gravity.lengthSquared
+    }
+
+    /// Whether the current stroke points down, or is nearly level (`nearlyLevel`).
+    private var isNearlyLevel: Bool {
+        let along = strokeDirection.dot(gravity)
+        return along < 0 || along * along <= Self.nearlyLevel * gravity.lengthSquared
+    }
+
     /// Whether the current stroke points down, or across gravity rather than along it: not a jolt of the body.
     private var isAcrossGravity: Bool {
         let along = strokeDirection.dot(gravity)
@@ -311,9 +364,9 @@ public struct ShakeDetector: Sendable {
             mode = .armed
             resetStrokes()
         }
-        guard case .shaking(let began) = mode else { return nil }
+        guard case .shaking = mode, isReported else { return nil }
         counters.cancelled += 1
-        return .cancelled(time: max(lastTime, began), began: began, reason: .interrupted)
+        return .cancelled(time: max(lastTime, reportedBegan), began: reportedBegan, reason: .interrupted)
     }
 
     /// The gravity-free acceleration with its downward part limited to what exceeds free fall.
@@ -353,8 +406,9 @@ public struct ShakeDetector: Sendable {
         dutyTime = 0
         dutyActive = 0
         pending = false
-        if !isShaking {
+        if !inShake {
             goodReversals = 0
+            levelReversals = 0
             rejectedReversals = 0
             lastRejection = nil
         }
@@ -375,6 +429,7 @@ public struct ShakeDetector: Sendable {
                 if pending, strokeImpulse >= pendingImpulse {
                     pending = false
                     goodReversals += 1
+                    if !closedUpward && !isUpward { levelReversals += 1 }
                     mark(.confirmed, at: time)
                 }
             } else {
@@ -382,7 +437,7 @@ public struct ShakeDetector: Sendable {
             }
         }
         guard strokeSquared > thresholdSquared else {
-            if hasStroke, !isShaking, time - strokeStart > settings.maxHalfPeriod {
+            if hasStroke, !inShake, time - strokeStart > settings.maxHalfPeriod {
                 resetStrokes()
             }
             return
@@ -431,6 +486,7 @@ public struct ShakeDetector: Sendable {
             mark(.accepted, at: time)
         }
         let closing = strokeImpulse
+        closedUpward = isUpward
         previousPeakLength = strokePeakLength
         halves.add(half)
         startStroke(stroke, length, at: time, impulse: opposingImpulse)
@@ -440,6 +496,7 @@ public struct ShakeDetector: Sendable {
             if strokeImpulse >= pendingImpulse {
                 pending = false
                 goodReversals += 1
+                if !closedUpward && !isUpward { levelReversals += 1 }
                 mark(.confirmed, at: time)
             }
         }
@@ -459,14 +516,15 @@ public struct ShakeDetector: Sendable {
         opposingImpulse = 0
     }
 
+    /// Ends the shake in progress without a shake; nothing is reported if its `began` was not.
     private mutating func cancel(
-        began: Double, at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil,
-        then next: Mode
-    ) -> ShakeEvent {
+        at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil, then next: Mode
+    ) -> ShakeEvent? {
         mode = next
         resetStrokes()
+        guard isReported else { return nil }
         counters.cancelled += 1
-        return .cancelled(time: time, began: began, reason: reason, detail: detail)
+        return .cancelled(time: time, began: reportedBegan, reason: reason, detail: detail)
     }
 
     /// Why the shake that just went quiet is not one, or nil if it is.
@@ -491,12 +549,13 @@ public struct ShakeDetector: Sendable {
         return nil
     }
 
-    private mutating func finishShake(began: Double, at time: Double) -> ShakeEvent {
+    private mutating func finishShake(at time: Double) -> ShakeEvent? {
         if let rejection = rejection(at: time) {
             return cancel(
-                began: began, at: time, reason: .notAShake, detail: rejection,
-                then: .refractory(until: time + settings.refractory))
+                at: time, reason: .notAShake, detail: rejection, then: .refractory(until: time + settings.refractory))
         }
+        // Passing every test, the shake reported `began` on an earlier sample at the latest (`process`).
+        assert(isReported)
         let reversals = goodReversals
         mode = .refractory(until: time + settings.refractory)
         resetStrokes()
@@ -507,7 +566,8 @@ public struct ShakeDetector: Sendable {
             : axisEnergy.y >= axisEnergy.z ? .y : .z
         return .ended(
             ShakeSummary(
-                time: time, began: began, peak: shakePeakSquared.squareRoot(), axis: axis, reversals: reversals))
+                time: time, began: reportedBegan, peak: shakePeakSquared.squareRoot(), axis: axis,
+                reversals: reversals))
     }
 }
 
