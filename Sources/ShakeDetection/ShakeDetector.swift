@@ -234,10 +234,6 @@ public struct ShakeDetector: Sendable {
 
         let acceleration = sample.acceleration
         gravity = gravity + (acceleration - gravity) * min(1, dt * inverseGravityTimeConstant)
-        fastAverage = fastAverage + (acceleration - fastAverage) * min(1, dt * (1 / Self.motionTimeConstant))
-        if (acceleration - fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
-            lastMotion = time
-        }
         lastAcceleration = acceleration
         let linear = acceleration - gravity
 
@@ -259,6 +255,10 @@ public struct ShakeDetector: Sendable {
                         && time - strokeStart <= quickStroke && isAcrossGravity)
             else { return nil }
             mode = .shaking(began: time)
+            // Motion is followed only from here on (`followMotion`): the fast average starts from this reading,
+            // and the stroke is motion.
+            fastAverage = acceleration
+            lastMotion = time
             fell = false
             freeFallSince = time
             shakePeakSquared = linear.lengthSquared
@@ -269,6 +269,7 @@ public struct ShakeDetector: Sendable {
             return report(at: time)
 
         case .shaking(let began):
+            followMotion(acceleration, at: time, dt: dt)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
             accountDuty(strokeSquared, at: time, dt: dt)
@@ -310,11 +311,22 @@ public struct ShakeDetector: Sendable {
             return nil
 
         case .calming:
+            followMotion(acceleration, at: time, dt: dt)
             if time - lastMotion >= settings.calmTime {
                 mode = .armed
                 resetStrokes()
             }
             return nil
+        }
+    }
+
+    /// Follows the fast average of the raw signal, and when it last departed from it (motion, as opposed to
+    /// calm): only while a shake is in progress or the detector waits for calm, the only times it is asked.
+    @inline(__always)
+    private mutating func followMotion(_ acceleration: Vector3, at time: Double, dt: Double) {
+        fastAverage = fastAverage + (acceleration - fastAverage) * min(1, dt * (1 / Self.motionTimeConstant))
+        if (acceleration - fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
+            lastMotion = time
         }
     }
 
