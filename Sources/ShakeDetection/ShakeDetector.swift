@@ -133,6 +133,9 @@ public struct ShakeDetector: Sendable {
     private var lastReversal: Reversal?
     private var lastReversalTime = -Double.infinity
     private var lastTime = 0.0
+    /// The stream's first sample: its time, and its number in ``Counters/samples``.
+    private var streamStart = 0.0
+    private var streamStartSample = 0
     private var gravity = Vector3.zero
     private var fastAverage = Vector3.zero
     private var lastMotion = 0.0
@@ -143,6 +146,8 @@ public struct ShakeDetector: Sendable {
     private var strokeDirection = Vector3.zero
     private var strokePeakLength = 0.0
     private var strokeStart = 0.0
+    /// The stroke's first sample, counted in ``Counters/samples``: see `halfPeriod`.
+    private var strokeStartSample = 0
     private var strokeImpulse = 0.0
     /// Impulse against the current stroke since the acceleration last pointed along it: the start of the
     /// next stroke, if it comes.
@@ -400,6 +405,8 @@ public struct ShakeDetector: Sendable {
     private mutating func startStream(with sample: Sample) {
         isStreaming = true
         lastTime = sample.time
+        streamStart = sample.time
+        streamStartSample = counters.samples
         gravity = sample.acceleration
         fastAverage = sample.acceleration
         lastAcceleration = sample.acceleration
@@ -468,7 +475,7 @@ public struct ShakeDetector: Sendable {
             return
         }
         // The stroke reversed.
-        let half = time - strokeStart
+        let half = halfPeriod(at: time)
         guard half <= settings.maxHalfPeriod else {
             // Too slow to be part of the same shake: this stroke starts a new chain.
             resetStrokes()
@@ -481,7 +488,7 @@ public struct ShakeDetector: Sendable {
         }
         let isFirst = previousPeakLength == 0
         var rejection: ShakeEvent.Rejection?
-        if half < Self.minHalfPeriod {
+        if half <= Self.minHalfPeriod {
             rejection = .ringing
         } else if strokeImpulse < settings.minImpulse {
             rejection = .weak
@@ -514,6 +521,16 @@ public struct ShakeDetector: Sendable {
         }
     }
 
+    /// The time since the current stroke started, counted in samples at the stream's mean interval. Samples
+    /// delivered in bursts (held back, then stamped microseconds apart) keep their order and their number but
+    /// not their times: a reversal stamped late would make one half period long and the next short, and a
+    /// shake irregular. Worked out only at a reversal, so that it costs nothing per sample.
+    private func halfPeriod(at time: Double) -> Double {
+        let samples = counters.samples &- streamStartSample
+        guard samples > 0 else { return time - strokeStart }
+        return Double(counters.samples &- strokeStartSample) * ((time - streamStart) / Double(samples))
+    }
+
     private mutating func mark(_ reversal: Reversal, at time: Double) {
         lastReversal = reversal
         lastReversalTime = time
@@ -524,6 +541,7 @@ public struct ShakeDetector: Sendable {
         strokeDirection = stroke * (1 / length)
         strokePeakLength = length
         strokeStart = time
+        strokeStartSample = counters.samples
         strokeImpulse = impulse
         opposingImpulse = 0
     }
