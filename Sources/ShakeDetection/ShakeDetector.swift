@@ -75,7 +75,8 @@ public struct ShakeDetector: Sendable {
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
     /// test if it ended now; if it is cancelled before, nothing at all is reported.
     static let nearlyLevel = 0.2
-    /// See `nearlyLevel`: 0.1 s at `medium`.
+    /// See `nearlyLevel`: 0.1 s at `medium`, and never less than three sample intervals (at 25 Hz the
+    /// impulse of a stroke that has just crossed the threshold is measured on too few samples).
     static let briskStrokeFactor = 1.2
 
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
@@ -269,7 +270,9 @@ public struct ShakeDetector: Sendable {
             shakePeakSquared = linear.lengthSquared
             axisEnergy = .zero
             isReported = false
-            guard levelReversals > 0 || (goodReversals == 0 && time - strokeStart <= briskStroke && isNearlyLevel)
+            guard
+                levelReversals > 0
+                    || (goodReversals == 0 && time - strokeStart <= max(briskStroke, 3 * dt) && isNearlyLevel)
             else { return nil }
             return report(at: time)
 
