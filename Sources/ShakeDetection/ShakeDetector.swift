@@ -587,8 +587,10 @@ public struct ShakeDetector: Sendable {
             return cancel(
                 at: time, reason: .notAShake, detail: rejection, then: .refractory(until: time + settings.refractory))
         }
-        // Passing every test, the shake reported `began` on an earlier sample at the latest (`process`).
-        assert(isReported)
+        // Passing every test, the shake reported `began` on an earlier sample at the latest (`process` asks the
+        // same question first). Should it not have, `began` now and `ended` with the next sample: never an
+        // `ended` without its `began`.
+        if !isReported { return report(at: time) }
         let reversals = goodReversals
         mode = .refractory(until: time + settings.refractory)
         resetStrokes()
