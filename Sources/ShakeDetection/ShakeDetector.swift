@@ -70,7 +70,8 @@ public struct ShakeDetector: Sendable {
     /// estimate that lags, but arrives more slowly than a hand's stroke. So a shake is reported at once on
     /// - a first stroke that points down, or is nearly level (one that points up within about 27 degrees of
     ///   level: the square of the cosine of its angle to up at most this), and is brisker still: it gave the
-    ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take;
+    ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
+    ///   without leaning first (`maxLean`);
     /// - or a counted reversal neither of whose strokes points up more steeply than that.
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
     /// test if it ended now; if it is cancelled before, nothing at all is reported.
@@ -78,6 +79,11 @@ public struct ShakeDetector: Sendable {
     /// See `nearlyLevel`: 0.1 s at `medium`, and never less than three sample intervals (at 25 Hz the
     /// impulse of a stroke that has just crossed the threshold is measured on too few samples).
     static let briskStrokeFactor = 1.2
+    /// ...and the acceleration did not lean first: before the stroke crossed the threshold, it had stayed above
+    /// half of it for at most this many seconds. A hand starting a shake gets there in a few hundredths of a
+    /// second; a body lying down turns the device steadily, the gravity estimate lags behind by about 1 g for
+    /// a third of a second and more, and the jolt that ends the turn rides on that lean.
+    static let maxLean = 0.25
 
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
@@ -165,6 +171,10 @@ public struct ShakeDetector: Sendable {
     private var dutyActive = 0.0
     private var lastActive = 0.0
     private var goodReversals = 0
+    /// How long the gravity-free acceleration has stayed above half the threshold while armed without a
+    /// stroke, and how long it had when the first stroke of the chain began (`maxLean`).
+    private var lean = 0.0
+    private var leanBeforeStroke = 0.0
     /// Counted reversals neither of whose strokes pointed up: evidence of a hand, not of the body's jolts.
     private var levelReversals = 0
     /// Whether the stroke closed by the last good reversal pointed up.
@@ -247,7 +257,11 @@ public struct ShakeDetector: Sendable {
         case .armed:
             // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
             // (limiting free fall never lengthens the vector).
-            guard hasStroke || linear.lengthSquared > thresholdSquared else { return nil }
+            guard hasStroke || linear.lengthSquared > thresholdSquared else {
+                // How long the device has leant (see `maxLean`).
+                if linear.lengthSquared > dutySquared { lean += dt } else { lean = 0 }
+                return nil
+            }
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
             if hasStroke { accountDuty(strokeSquared, at: time, dt: dt) }
@@ -272,7 +286,8 @@ public struct ShakeDetector: Sendable {
             isReported = false
             guard
                 levelReversals > 0
-                    || (goodReversals == 0 && time - strokeStart <= max(briskStroke, 3 * dt) && isNearlyLevel)
+                    || (goodReversals == 0 && time - strokeStart <= max(briskStroke, 3 * dt) && isNearlyLevel
+                        && leanBeforeStroke <= Self.maxLean)
             else { return nil }
             return report(at: time)
 
@@ -423,6 +438,7 @@ public struct ShakeDetector: Sendable {
     /// reversals).
     private mutating func resetStrokes() {
         hasStroke = false
+        lean = 0
         previousPeakLength = 0
         halves = HalfPeriodStatistics()
         dutyTime = 0
@@ -466,8 +482,10 @@ public struct ShakeDetector: Sendable {
         }
         let length = strokeSquared.squareRoot()
         guard hasStroke else {
+            let leaning = lean
             resetStrokes()
             startStroke(stroke, length, at: time)
+            leanBeforeStroke = leaning
             return
         }
         guard along < -settings.threshold else {

@@ -145,6 +145,27 @@ struct FailureClassTests {
         #expect(events.isEmpty, "\(outline(events))")
     }
 
+    /// Lying down: the body turns the device steadily through 100 degrees in a second, the gravity estimate
+    /// lags behind by about 1 g, and the jolt that stops the turn rides on that lean — brisk, and level to the
+    /// lagging estimate, as a hand's first stroke would be, but after a third of a second of leaning. Nothing
+    /// is reported (before, a `began` and a `cancelled`).
+    @Test(arguments: [15.0, 20])
+    func aJoltAfterATurnReportsNothing(jolt: Double) {
+        let samples = (0..<450).map { index in
+            let time = Double(index) / 100
+            let angle = 100 * Double.pi / 180 * min(max((time - 1.5) / 1.0, 0), 1)
+            var reading = Vector3(x: sin(angle), y: 0, z: cos(angle)) * 9.81
+            if time >= 2.45 && time < 2.55 {
+                // Along the turn, where the device was going.
+                let push = jolt * sin(.pi * (time - 2.45) / 0.1)
+                reading = reading + Vector3(x: cos(angle), y: 0, z: -sin(angle)) * push
+            }
+            return Sample(time: time, acceleration: reading)
+        }
+        let events = detect(samples)
+        #expect(events.isEmpty, "\(outline(events))")
+    }
+
     /// A shake that starts with a brisk stroke across gravity still reports `began` during that first stroke.
     @Test func aBriskSidewaysShakeBeginsOnItsFirstStroke() {
         let shake = strokeTrace(
