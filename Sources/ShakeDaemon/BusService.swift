@@ -23,6 +23,8 @@ final class ShakeBus: Sendable {
     private let capture: CaptureSwitch
     private let status: StatusBoard
     private let logger: Logger
+    /// Word from the bus thread that the connection was lost.
+    private let losses = AsyncStream.makeStream(of: BusError.self, bufferingPolicy: .bufferingNewest(1))
 
     private init(rule: PeerRule, capture: CaptureSwitch, status: StatusBoard, logger: Logger) {
         claims = Locked(BusClaims(rule: rule))
@@ -76,7 +78,31 @@ final class ShakeBus: Sendable {
             bool: { [weak self] name in self?.status.current.busProperties.bool(name) },
             string: { [weak self] name in self?.status.current.busProperties.string(name) },
             call: { [weak self] method, caller in self?.call(method, caller) ?? false },
-            nameGone: { [weak self] name in self?.left(name) })
+            nameGone: { [weak self] name in self?.left(name) },
+            lost: { [weak self] error in self?.losses.continuation.yield(error) })
+    }
+
+    /// Until the group shuts down: when the bus is lost, the claims made through it are released, and the object
+    /// is offered again as soon as the bus is back.
+    func keepOffered() async {
+        for await error in losses.stream.cancelOnGracefulShutdown() {
+            object.withLock { $0 = nil }
+            let dropped = claims.withLock { claims in
+                let dropped = claims.busLost()
+                for client in dropped { capture.update { $0.released(by: client) } }
+                return dropped
+            }
+            logger.warning(
+                "the system bus was lost: the shake object is off it, and its claims released, until it is back",
+                metadata: ["error": "\(error)", "claims": "\(dropped.count)"])
+            guard await BusRetry.reconnect(for: "dbus", logger: logger, { () throws(BusError) in try connect() })
+            else { return }
+            // Clients of the new connection read the properties afresh: what they see now is what was announced.
+            let current = status.current.busProperties
+            announced.withLock { $0 = current }
+            logger.notice(
+                "the system bus is back: offering the shake object again", metadata: ["bus_name": "\(Self.name)"])
+        }
     }
 
     /// `Claim` and `Release`: allowed or refused by ``BusClaims``, and handed to the capture gate under the same
@@ -153,13 +179,14 @@ final class ShakeBus: Sendable {
     }
 }
 
-/// The shake object on the system bus: offered before the group starts (like the socket), closed after the source
-/// ended, so that the last events still go out as signals.
+/// The shake object on the system bus: offered before the group starts (like the socket), offered again when the
+/// bus comes back after it was lost, closed after the source ended, so that the last events still go out as
+/// signals.
 struct BusService: Service {
     let bus: ShakeBus
 
     func run() async {
-        try? await gracefulShutdown()
+        await bus.keepOffered()
         bus.close()
     }
 }

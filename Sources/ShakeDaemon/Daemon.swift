@@ -108,7 +108,7 @@ public final class Daemon: Sendable {
                 listener, configuration: serverConfiguration, hooks: serverHooks(), logger: logger)
             if server == nil { return 1 }
         }
-        let sessions = SessionService.watcher(capture: capture, logger: logger)
+        let sessions = SessionFollower.start(capture: capture, logger: logger)
         let bus: ShakeBus?
         switch ShakeBus.start(
             mode: started.dbus.mode, rule: serverConfiguration.access.subscribe, capture: capture, status: status,
@@ -144,7 +144,7 @@ public final class Daemon: Sendable {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let server { services.append(.init(service: ServerService(server: server))) }
         if let bus { services.append(.init(service: BusService(bus: bus))) }
-        if let sessions { services.append(.init(service: SessionService(watcher: sessions))) }
+        if let sessions { services.append(.init(service: SessionService(sessions: sessions))) }
         services += [
             .init(
                 service: WatchdogService(notifier: notices.notifier, server: server, logger: logger),

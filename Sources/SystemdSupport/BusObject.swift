@@ -303,7 +303,7 @@ public final class BusObject: Sendable {
         work.withLock { $0.removeAll() }
         finished.withLock { $0 = true }
         if let lost {
-            logger.error("the connection to the bus was lost", metadata: ["bus_name": "\(name)", "error": "\(lost)"])
+            logger.debug("the bus thread ends: the connection was lost", metadata: ["error": "\(lost)"])
             handlers.lost(lost)
         }
     }
