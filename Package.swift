@@ -195,7 +195,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeDaemonTests",
-            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel"],
+            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor"],
             swiftSettings: strictSettings
         ),
         .testTarget(
