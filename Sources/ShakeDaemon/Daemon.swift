@@ -97,10 +97,7 @@ public final class Daemon: Sendable {
     /// returns.
     /// - Returns: the exit status.
     public func run() async -> Int32 {
-        Self.prepareSignals()
-        // SIGTERM and SIGINT are trapped from here, before the socket exists and READY is sent, so that one that
-        // comes before the services run still stops the daemon gracefully.
-        let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let stopSignals = await StopSignals.trap()
         let serverConfiguration = ServerConfiguration(started)
         var server: ShakeServer?
         if let listener = runOptions.listener {
@@ -167,7 +164,7 @@ public final class Daemon: Sendable {
         ]
         var configuration = ServiceGroupConfiguration(services: services, logger: logger)
         configuration.maximumGracefulShutdownDuration = Self.maximumShutdown
-        await run(ServiceGroup(configuration: configuration), stoppedBy: stopSignals)
+        await stopSignals.run(ServiceGroup(configuration: configuration), notices: notices, logger: logger)
 
         notices.stopping()
         simulations.finish()
@@ -196,37 +193,5 @@ public final class Daemon: Sendable {
             listenersChanged: { subscribers, streams in
                 capture.update { $0.listenersChanged(subscribers: subscribers, sampleStreams: streams) }
             })
-    }
-
-    /// Runs the group until it ends; a stop signal shuts it down gracefully (and tells systemd STOPPING at once).
-    private func run(_ group: ServiceGroup, stoppedBy stopSignals: UnixSignalsSequence) async {
-        await withDiscardingTaskGroup { tasks in
-            tasks.addTask { [logger, notices] in
-                for await signal in stopSignals {
-                    logger.info("stopping on a signal", metadata: ["signal": "\(signal)"])
-                    // Now: a signal before the group runs shuts it down before any service starts.
-                    notices.stopping()
-                    await group.triggerGracefulShutdown()
-                }
-            }
-            do {
-                try await group.run()
-            } catch {
-                logger.error("stopped on an error", metadata: ["error": "\(error)"])
-            }
-            tasks.cancelAll()
-        }
-    }
-
-    /// A parent may hand down blocked signals (a socket activator that execs us does): unblock the ones the
-    /// daemon must hear, or SIGTERM would never arrive. SIGHUP is ignored until the reload service traps it, so
-    /// that an early one does not kill the daemon; SIGPIPE always, as sockets report a closed peer themselves.
-    private static func prepareSignals() {
-        var unblock = sigset_t()
-        sigemptyset(&unblock)
-        for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&unblock, number) }
-        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
-        signal(SIGPIPE, SIG_IGN)
-        signal(SIGHUP, SIG_IGN)
     }
 }
