@@ -116,25 +116,16 @@ final class SourceLoop: Sendable {
         source.sensorChanged = { [self] selection in
             guard let (accelerometer, rate) = selection else { return }
             relay?.act { $0.sensorChanged(accelerometer) }
-            status.change {
-                $0.sensor = SensorInfo(
-                    source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
-                    location: accelerometer.location?.rawValue, rate: rate, state: "capturing")
-            }
-            notices.ready(status: "capturing from \(accelerometer.displayName) at \(DecimalText.format(rate)) Hz")
+            let line = status.change { $0.sensor.capturing(accelerometer, rate: rate) }
+            notices.ready(status: line)
         }
         source.busy = { [self] accelerometer, advice in
-            status.update {
-                $0.sensor = SensorInfo(
-                    source: "iio", name: accelerometer.name ?? accelerometer.label, id: accelerometer.id,
-                    location: accelerometer.location?.rawValue, state: "busy", reason: advice)
-            }
-            notices.ready(status: advice)
+            // Not announced on the bus: the sensor it names is the one in use already.
+            notices.ready(status: status.update { $0.sensor.busy(accelerometer, advice: advice) })
         }
         source.waiting = { [self] reason in
             relay?.act { $0.sensorGone() }
-            status.change { $0.sensor = SensorInfo(source: "none", state: "waiting", reason: reason) }
-            notices.ready(status: reason)
+            notices.ready(status: status.change { $0.sensor.waiting(reason) })
         }
     }
 
@@ -163,20 +154,9 @@ final class SourceLoop: Sendable {
     /// Capture is off: clients are told which sensor there is and that it is idle (before the first capture, it
     /// is looked up without being opened), the log and systemd why.
     private func sayIdle(_ source: SensorSource) {
-        let known = status.current.sensor.source == "iio"
-        let found =
-            known
-            ? nil
-            : source.peek().map {
-                SensorInfo(source: "iio", name: $0.name ?? $0.label, id: $0.id, location: $0.location?.rawValue)
-            }
-        status.change { state in
-            if let found { state.sensor = found }
-            if state.sensor.source == "iio" {
-                state.sensor.state = "idle"
-                state.sensor.reason = nil
-            }
-        }
+        // Looked up outside the status's lock: peeking reads the device list.
+        let found = status.current.sensor.source == "iio" ? nil : source.peek()
+        status.change { $0.sensor.idle(lookUp: { found }) }
         let why = capture.gate.reason
         if why == .sessionsAway {
             logger.info("the listeners' sessions are locked or inactive: capture is off until one is back")
@@ -201,11 +181,7 @@ final class SourceLoop: Sendable {
 
     private func streamBroke(_ reason: String) {
         logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
-        if case .iio = input {
-            status.change { $0.sensor = .none }
-        } else {
-            status.changed()
-        }
+        status.change { $0.sensor.streamBroke() }
         interrupt()
     }
 

@@ -41,9 +41,10 @@ final class StatusBoard: Sendable {
     }
 
     /// Changes the values and tells the observer.
-    func change(_ body: (inout Values) -> Void) {
-        values.withLock(body)
-        changed()
+    @discardableResult
+    func change<Result>(_ body: (inout Values) -> Result) -> Result {
+        defer { changed() }
+        return values.withLock(body)
     }
 
     /// Tells the observer that the values changed.
