@@ -20,6 +20,10 @@ public struct SynthesisOptions: Sendable, Hashable {
         /// Three jumps on the spot with the device in a pocket: push-off, flight (the reading drops to zero),
         /// a hard landing.
         case jump
+        /// One deliberate move that stops (lift, push away, move left or right: ``Move``): the hand speeds the
+        /// device up and brings it to rest, one acceleration and one deceleration, no oscillation, in
+        /// `duration` seconds, while the wrist turns it by `turn` degrees. It ends at rest, turned.
+        case move
         /// Nothing but the background.
         case none
     }
@@ -71,6 +75,16 @@ public struct SynthesisOptions: Sendable, Hashable {
         case pocket
     }
 
+    /// Where a deliberate move (``Motion/move``) takes the device, as the person holding it sees it (the device
+    /// held as `orientation` says, its screen towards them).
+    public enum Move: String, Sendable, CaseIterable {
+        case left, right, up, down
+        /// Pushed away from the person, along the screen's normal.
+        case away
+        /// Pulled towards the person.
+        case toward
+    }
+
     /// Which way gravity points, as the device is held.
     public enum Orientation: String, Sendable, CaseIterable {
         case faceUp = "face-up"
@@ -82,10 +96,16 @@ public struct SynthesisOptions: Sendable, Hashable {
     }
 
     public var motion = Motion.shake
+    /// Where ``Motion/move`` goes.
+    public var move = Move.left
+    /// How far, in degrees, the wrist turns the device during ``Motion/move`` (the sign is the sense): about
+    /// the forearm (pointing away from the person) for a move left or right, about the left-right axis for the
+    /// others (the wrist bends).
+    public var turn = 40.0
     public var direction = Direction.horizontal
     /// The shake's strength, 0...1 of a vigorous shake (about 4 g at the turning points).
     public var force = 0.7
-    /// Seconds of shaking, per repeat.
+    /// Seconds of shaking (of the move, for ``Motion/move``), per repeat.
     public var duration = 1.5
     /// Seconds per back-and-forth.
     public var iteration = 0.22
@@ -128,6 +148,7 @@ public struct SynthesisOptions: Sendable, Hashable {
             if !ok { throw Invalid(option: option, message: message) }
         }
         try check(force.isFinite && (0...1).contains(force), "force", "must be in 0...1")
+        try check(turn.isFinite && (-180...180).contains(turn), "turn", "must be in -180...180 degrees")
         try check(duration.isFinite && (0.05...600).contains(duration), "duration", "must be in 0.05...600 seconds")
         try check(iteration.isFinite && (0.04...5).contains(iteration), "iteration", "must be in 0.04...5 seconds")
         try check((1...1000).contains(repeatCount), "repeat", "must be in 1...1000")
@@ -152,6 +173,7 @@ public struct SynthesisOptions: Sendable, Hashable {
         case .turnOver: 2.0
         case .tilt: 2.5
         case .jump: 2.4
+        case .move: duration
         case .none: 0
         }
     }

@@ -224,8 +224,11 @@ extension TraceSynthesizer {
 
             for (index, start) in starts.enumerated() where t >= start {
                 guard t < start + options.motionLength else {
-                    // A device turned over stays turned over.
+                    // A device turned over stays turned over, and one turned by a move stays turned.
                     if options.motion == .turnOver { upNow = Self.rotate(upNow, about: Self.yAxis, by: .pi) }
+                    if options.motion == .move {
+                        upNow = Self.rotate(upNow, about: moveTurnAxis, by: options.turn * .pi / 180)
+                    }
                     continue
                 }
                 let (motionLinear, tiltAxis, tilt) = motion(at: t - start, repeatIndex: index)
@@ -257,6 +260,27 @@ extension TraceSynthesizer {
             let body = (reading - up * TraceSynthesizer.gravity) * (1.5 * (0.7 + 0.7 * variation))
             let turned = Self.rotate(up * TraceSynthesizer.gravity + body, about: side, by: angle)
             return turned + forward * (radius * angular) + up * (radius * rate * rate)
+        }
+
+        /// Where ``SynthesisOptions/Motion/move`` goes, in the device's frame as it was held at the start.
+        var moveDirection: Vector3 {
+            switch options.move {
+            case .left: side
+            case .right: side * -1
+            case .up: up
+            case .down: up * -1
+            case .away: forward
+            case .toward: forward * -1
+            }
+        }
+
+        /// What the wrist turns the device about during a move: the forearm for a move left or right, the
+        /// left-right axis for the others.
+        var moveTurnAxis: Vector3 {
+            switch options.move {
+            case .left, .right: forward
+            case .up, .down, .away, .toward: side
+            }
         }
 
         /// The motion's own acceleration, and how it tilts the device, `local` seconds into it.
@@ -332,6 +356,22 @@ extension TraceSynthesizer {
                 return (.zero, Self.yAxis, .pi * smooth)
             case .tilt:
                 return (.zero, Self.xAxis, 0.8 * sin(.pi * local / 2.5))
+            case .move:
+                // The hand speeds the device up for 55% of the move and stops it, a little harder, in the rest:
+                // the two half-waves carry the same impulse, so the device ends at rest. The wrist turns it
+                // smoothly all the while; the move's acceleration turns with the device, as gravity does.
+                let length = options.duration
+                let accelerating = 0.55 * length
+                let along: Double
+                if local < accelerating {
+                    along = peak * (0.45 / 0.55) * sin(.pi * local / accelerating)
+                } else {
+                    along = -peak * sin(.pi * (local - accelerating) / (length - accelerating))
+                }
+                let u = min(1, local / length)
+                let angle = options.turn * .pi / 180 * u * u * (3 - 2 * u)
+                let axis = moveTurnAxis
+                return (Self.rotate(moveDirection * along, about: axis, by: angle), axis, angle)
             case .jump:
                 // Three jumps of 0.8 s: crouch, push-off, flight (reading zero), landing.
                 let g = TraceSynthesizer.gravity

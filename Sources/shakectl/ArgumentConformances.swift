@@ -6,6 +6,7 @@ public import ShakeTrace
 extension DetectorSettings.Sensitivity: ExpressibleByArgument {}
 extension SynthesisOptions.Motion: ExpressibleByArgument {}
 extension SynthesisOptions.Direction: ExpressibleByArgument {}
+extension SynthesisOptions.Move: ExpressibleByArgument {}
 extension SynthesisOptions.Interpolation: ExpressibleByArgument {}
 extension SynthesisOptions.Background: ExpressibleByArgument {}
 extension SynthesisOptions.Placement: ExpressibleByArgument {}

@@ -19,6 +19,7 @@ struct SynthCommand: ParsableCommand {
               shakectl synth --direction rotate --force 0.5 --rate 50 --out twist.csv
               shakectl synth --motion none --background walking --before 20 > walking.csv
               shakectl synth --repeat 3 --pause 2 --interpolation exp-down --autoreverse > three.csv
+              shakectl synth --motion move --move up --turn 40 --duration 0.5 --force 0.5 > lift.csv
             """
     )
 
@@ -26,9 +27,13 @@ struct SynthCommand: ParsableCommand {
     var motion = SynthesisOptions.Motion.shake
     @Option(help: "Shake direction: \(SynthesisOptions.Direction.allValueStrings.joined(separator: ", ")).")
     var direction = SynthesisOptions.Direction.horizontal
+    @Option(help: "Where --motion move goes: \(SynthesisOptions.Move.allValueStrings.joined(separator: ", ")).")
+    var move = SynthesisOptions.Move.left
+    @Option(help: "Degrees the wrist turns the device during --motion move (the sign is the sense).")
+    var turn = 40.0
     @Option(help: "Strength, 0...1 of a vigorous shake (about 4 g at the turning points).")
     var force = 0.7
-    @Option(help: "Seconds of shaking per repeat.")
+    @Option(help: "Seconds of shaking (of the move, for --motion move) per repeat.")
     var duration = 1.5
     @Option(help: "Seconds per back-and-forth.")
     var iteration = 0.22
@@ -71,6 +76,8 @@ struct SynthCommand: ParsableCommand {
         var options = SynthesisOptions()
         options.motion = motion
         options.direction = direction
+        options.move = move
+        options.turn = turn
         options.force = force
         options.duration = duration
         options.iteration = iteration

@@ -1,3 +1,4 @@
+import Foundation
 import ShakeDetection
 import ShakeTestSupport
 import ShakeTrace
@@ -98,6 +99,37 @@ struct TraceSynthesizerTests {
         #expect(samples.last!.acceleration.z < -9.8)
     }
 
+    /// A deliberate move starts and ends at rest: the device reads one g before and after, turned by `turn`
+    /// degrees about the axis the move says (the left-right axis for a lift), and the move's acceleration
+    /// scales with the force.
+    @Test(arguments: [-60.0, 20, 45])
+    func aMoveEndsAtRestTurned(turn: Double) {
+        func move(force: Double) -> [Sample] {
+            synthesize {
+                $0.motion = .move
+                $0.move = .up
+                $0.turn = turn
+                $0.duration = 0.5
+                $0.force = force
+                $0.background = .still
+                $0.noise = 0
+            }
+        }
+        let samples = move(force: 0.5)
+        let first = samples.first!.acceleration
+        let last = samples.last!.acceleration
+        #expect(abs(first.length - TraceSynthesizer.gravity) < 1e-9)
+        #expect(abs(last.length - TraceSynthesizer.gravity) < 1e-9)
+        let angle = acos(first.dot(last) / (first.length * last.length)) * 180 / .pi
+        #expect(abs(angle - abs(turn)) < 1e-6)
+        // Portrait: up is y, the left-right axis x, so the turn keeps x at zero.
+        #expect(abs(last.x) < 1e-9)
+        func peak(_ samples: [Sample]) -> Double {
+            samples.map { abs($0.acceleration.length - TraceSynthesizer.gravity) }.max() ?? 0
+        }
+        #expect(peak(move(force: 1)) > 1.6 * peak(samples))
+    }
+
     @Test func invalidOptionsNameTheOption() {
         var options = SynthesisOptions()
         options.force = 1.5
@@ -109,5 +141,9 @@ struct TraceSynthesizerTests {
         options = SynthesisOptions()
         options.duration = .nan
         do { try options.validate() } catch { #expect(error.option == "duration") }
+        options = SynthesisOptions()
+        options.turn = 200
+        #expect(throws: SynthesisOptions.Invalid.self) { try options.validate() }
+        do { try options.validate() } catch { #expect(error.option == "turn") }
     }
 }
