@@ -93,6 +93,21 @@ public struct ShakeDetector: Sendable {
     /// second and more.
     static let freeFallTime = 0.1
 
+    /// A device that only turns reads one g, whichever way it points. Once it rests, turned, the gravity
+    /// estimate still lags behind the turn, and what it leaves looks like an acceleration of up to a g that
+    /// decays as the estimate catches up: a stroke that gives the device any impulse, for as long as the
+    /// estimate lags, without the device moving. So a reading between these (squared, m/s²: 0.85 and 1.15 g,
+    /// room for a sensor's calibration) ...
+    static let turningLow = (0.85 * 9.80665) * (0.85 * 9.80665)
+    static let turningHigh = (1.15 * 9.80665) * (1.15 * 9.80665)
+    /// ...within about 120 degrees of the gravity estimate (their dot product, m²/s⁴, above this: a reading of
+    /// one g against the estimate is a hand pushing the device down past free fall, not a turn)...
+    static let turningAgainst = -0.5 * 9.80665 * 9.80665
+    /// ...and steady (changed since the previous sample by less than this jerk, m/s³, allows: a hand's stroke
+    /// changes the reading faster, save for an instant at its peak) may be the device resting, turned, and does
+    /// not swing it back.
+    static let turningJerk = 50.0
+
     public private(set) var settings: DetectorSettings
     public private(set) var counters = Counters()
     /// What the detector made of the last sample it accepted, for plots and diagnostics. Worked out when asked,
@@ -159,6 +174,10 @@ public struct ShakeDetector: Sendable {
     /// Impulse against the current stroke since the acceleration last pointed along it: the start of the
     /// next stroke, if it comes.
     private var opposingImpulse = 0.0
+    /// Whether the previous sample's reading may have been the device resting, turned (`mayBeTurning`), and
+    /// what it was.
+    private var turning = false
+    private var turningReading = Vector3.zero
     private var previousPeakLength = 0.0
     /// Whether the reversal that started the current stroke was good and waits for the stroke to swing back.
     private var pending = false
@@ -452,6 +471,36 @@ public struct ShakeDetector: Sendable {
         }
     }
 
+    /// The stroke after a good reversal has given the device the impulse that swings it back: the reversal
+    /// counts, unless the reading may be the device resting, turned, behind a lagging gravity estimate (then the
+    /// stroke is the estimate's lag, not the hand). Out of line: it runs once a reversal.
+    @inline(__always)
+    private mutating func swingBack(at time: Double, dt: Double) {
+        if mayBeTurning(dt: dt) {
+            turning = true
+            turningReading = lastAcceleration
+            return
+        }
+        pending = false
+        goodReversals += 1
+        if !closedUpward && !isUpward { levelReversals += 1 }
+        mark(.confirmed, at: time)
+    }
+
+    /// Whether the reading (``lastAcceleration``) may be the device resting, turned, with the gravity estimate
+    /// lagging behind the turn: about one g (`turningLow`, `turningHigh`), not against the estimate
+    /// (`turningAgainst`), and, if the previous sample's may have been too, steady since (`turningJerk`). A
+    /// first such reading waits for the next sample to tell. Asked only when a stroke has given the impulse that
+    /// would swing the device back, so that it costs nothing on other samples.
+    private func mayBeTurning(dt: Double) -> Bool {
+        let reading = lastAcceleration.lengthSquared
+        guard reading > Self.turningLow, reading < Self.turningHigh, lastAcceleration.dot(gravity) > Self.turningAgainst
+        else { return false }
+        guard turning else { return true }
+        let steady = Self.turningJerk * dt
+        return (lastAcceleration - turningReading).lengthSquared < steady * steady
+    }
+
     /// Follows the strokes of the hand, and judges each stroke at the reversal that closes it: good (quick, long
     /// enough, with enough impulse, alike its predecessor) or not, and whether it swung the device back.
     @inline(__always)
@@ -464,12 +513,7 @@ public struct ShakeDetector: Sendable {
             if along > 0 {
                 strokeImpulse += along * dt
                 opposingImpulse = 0
-                if pending, strokeImpulse >= pendingImpulse {
-                    pending = false
-                    goodReversals += 1
-                    if !closedUpward && !isUpward { levelReversals += 1 }
-                    mark(.confirmed, at: time)
-                }
+                if pending, strokeImpulse >= pendingImpulse { swingBack(at: time, dt: dt) }
             } else {
                 opposingImpulse -= along * dt
             }
@@ -532,13 +576,9 @@ public struct ShakeDetector: Sendable {
         startStroke(stroke, length, at: time, impulse: opposingImpulse)
         if rejection == nil {
             pending = true
+            turning = false
             pendingImpulse = max(settings.minImpulse, Self.swingRatio * closing)
-            if strokeImpulse >= pendingImpulse {
-                pending = false
-                goodReversals += 1
-                if !closedUpward && !isUpward { levelReversals += 1 }
-                mark(.confirmed, at: time)
-            }
+            if strokeImpulse >= pendingImpulse { swingBack(at: time, dt: dt) }
         }
     }
 

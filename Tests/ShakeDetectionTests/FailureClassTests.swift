@@ -233,6 +233,79 @@ struct FailureClassTests {
         #expect(detail == .lopsided)
     }
 
+    /// One deliberate move that stops (`shakectl synth --motion move`): a lift, a push away, a move left or
+    /// right or a pull towards, in 0.25 to 0.8 s, while the wrist turns the device by 20 to 75 degrees. One
+    /// acceleration, one deceleration, no oscillation: never a shake, at `light` or `medium`. Once the device
+    /// rests, turned, the gravity estimate still lags behind the turn and leaves a stroke of up to a g that
+    /// decays as it catches up; without the turn test that stroke swung the device back, and 13 of these 480
+    /// moves (lifts turning by 60 degrees and more) ended as shakes at `light`.
+    @Test(arguments: [DetectorSettings.Sensitivity.light, .medium])
+    func aMoveThatTurnsIsNotAShake(sensitivity: DetectorSettings.Sensitivity) {
+        var fired: [String] = []
+        for move in [SynthesisOptions.Move.left, .right, .up, .away, .toward] {
+            for turn in [-75.0, -60, -40, -20, 20, 40, 60, 75] {
+                for duration in [0.25, 0.4, 0.6, 0.8] {
+                    for force in [0.5, 0.7, 1.0] {
+                        let events = detect(
+                            synthesize {
+                                $0.motion = .move
+                                $0.move = move
+                                $0.turn = turn
+                                $0.duration = duration
+                                $0.force = force
+                            }, settings: DetectorSettings(sensitivity: sensitivity))
+                        if outline(events).contains("ended") { fired.append("\(move) \(turn)° \(duration) s \(force)") }
+                    }
+                }
+            }
+        }
+        #expect(fired.isEmpty, "\(fired)")
+    }
+
+    /// A lift that turns the device by 75 degrees: the deceleration reverses the lift (a counted reversal), and
+    /// the stroke the lagging gravity estimate leaves, once the device rests, reverses the deceleration (a good
+    /// reversal). The device reads a steady g then: that stroke never swings it back, so the second reversal
+    /// never counts. (Without the turn test it counted, and the lift ended as a shake.)
+    @Test func theLagAfterATurnDoesNotSwingBack() {
+        let lift = synthesize {
+            $0.motion = .move
+            $0.move = .up
+            $0.turn = 75
+            $0.duration = 0.4
+            $0.force = 0.7
+        }
+        var detector = ShakeDetector(settings: DetectorSettings(sensitivity: .light))
+        var marks: [String] = []
+        var events: [ShakeEvent] = []
+        for sample in lift {
+            if let event = detector.process(sample) { events.append(event) }
+            switch detector.lastObservation.reversal {
+            case .accepted: marks.append("accepted")
+            case .confirmed: marks.append("confirmed")
+            case .rejected: marks.append("rejected")
+            case nil: break
+            }
+        }
+        #expect(marks == ["accepted", "confirmed", "accepted"], "\(marks)")
+        #expect(!outline(events).contains("ended"), "\(outline(events))")
+    }
+
+    /// A fast diagonal shake held upright: its downward strokes push the device down about as hard as free fall,
+    /// so it reads about one g sideways through them, as a turned device does. But the reading changes quickly:
+    /// those strokes still swing the device back, and the shake is taken.
+    @Test func aDiagonalShakeReadingOneGStillSwingsBack() {
+        for force in [0.55, 0.7] {
+            let shake = synthesize {
+                $0.direction = .both
+                $0.force = force
+                $0.iteration = 0.18
+                $0.duration = 1.2
+                $0.seed = 3
+            }
+            #expect(outline(detect(shake)) == ["began", "ended"], "force \(force)")
+        }
+    }
+
     /// Every `not_a_shake` says why, in the event and on the wire.
     @Test func notAShakeCarriesItsDetail() {
         let events = detect(moveAndStop)
