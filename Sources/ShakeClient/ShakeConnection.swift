@@ -24,7 +24,7 @@ public final class ShakeConnection: Sendable {
         self.hello = hello
         self.link = link
         // The stream keeps the link, so a caller that keeps only `messages` keeps the connection open.
-        messages = AsyncThrowingStream { try await link.incoming.next() }
+        messages = AsyncThrowingStream { try await link.nextMessage() }
     }
 
     typealias Frame = LineFrameDecoder.Frame
@@ -51,7 +51,7 @@ public final class ShakeConnection: Sendable {
 
     static func open(path: String) async throws -> ShakeConnection {
         let channel: NIOAsyncChannel<Frame, ByteBuffer>
-        let incoming = WatermarkBuffer<ServerMessage>()
+        let incoming = WatermarkBuffer<ByteBuffer>()
         do {
             channel = try await withReachablePath(path) { reachable in
                 try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -72,7 +72,7 @@ public final class ShakeConnection: Sendable {
         let link = Link(channel, incoming: incoming)
         let first: ServerMessage?
         do {
-            first = try await link.incoming.next()
+            first = try await link.nextMessage()
         } catch {
             await link.closeAndWait()
             throw error
@@ -138,7 +138,7 @@ public final class ShakeConnection: Sendable {
 /// The socket of one connection and the task that owns it. The task runs NIO's `executeThenClose` scope for
 /// as long as the connection lives: it writes what `write` queues and waits for the inbound stream to end. The
 /// messages themselves do not pass through it: ``MessageDelivery`` parses each line on the event loop and hands
-/// it to `incoming` (a ``WatermarkBuffer``), one hand-over per message from the loop to the consumer; while the
+/// it to `incoming` (a ``WatermarkBuffer``), one hand-over per line from the loop to the consumer; while the
 /// consumer does not take them, it stops reading the socket. When the inbound stream ends — the daemon closed,
 /// an error, or `close` — the task ends `incoming`, closes the channel, fails the writes left, and leaves the
 /// scope, which finishes NIO's writer and waits for the socket to close.
@@ -154,13 +154,13 @@ private final class Link: Sendable {
         let done: CheckedContinuation<Void, any Error>
     }
 
-    let incoming: WatermarkBuffer<ServerMessage>
+    let incoming: WatermarkBuffer<ByteBuffer>
     let allocator: ByteBufferAllocator
     private let channel: any Channel
     private let writes: AsyncStream<Write>.Continuation
     private let task: Task<Void, Never>
 
-    init(_ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>, incoming: WatermarkBuffer<ServerMessage>) {
+    init(_ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>, incoming: WatermarkBuffer<ByteBuffer>) {
         self.incoming = incoming
         channel = asyncChannel.channel
         allocator = asyncChannel.channel.allocator
@@ -177,7 +177,7 @@ private final class Link: Sendable {
 
     /// The task's work, from connect to closed socket.
     private static func serve(
-        _ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>, incoming: WatermarkBuffer<ServerMessage>,
+        _ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>, incoming: WatermarkBuffer<ByteBuffer>,
         queue: AsyncStream<Write>, writes: AsyncStream<Write>.Continuation
     ) async {
         // The body throws nothing: a failed read ends `incoming` with its error, a failed write fails its send.
@@ -207,7 +207,7 @@ private final class Link: Sendable {
     /// (``MessageDelivery`` takes them all before it), only the end or the error, which come after every line
     /// read before them has been handed to `incoming`, since both travel the pipeline in order.
     private static func waitForTheEnd(
-        of inbound: NIOAsyncChannelInboundStream<Frame>, into incoming: WatermarkBuffer<ServerMessage>
+        of inbound: NIOAsyncChannelInboundStream<Frame>, into incoming: WatermarkBuffer<ByteBuffer>
     ) async {
         do {
             for try await _ in inbound {}
@@ -224,6 +224,16 @@ private final class Link: Sendable {
                 done.resume(throwing: ClientError.closed)
             }
         }
+    }
+
+    /// The next message the daemon sent, parsed on the consumer's task (the event loop only hands lines over, so
+    /// that it goes on reading and writing for every other connection); a line this client cannot decode (a newer
+    /// daemon's message) is skipped, not fatal. Nil at the end.
+    func nextMessage() async throws -> ServerMessage? {
+        while let line = try await incoming.next() {
+            if let message = try? ServerMessage.parse(line.readableBytesView) { return message }
+        }
+        return nil
     }
 
     /// Ends `incoming` after what it holds (letting go a reader held up by a full buffer), stops taking writes,
@@ -244,12 +254,11 @@ private final class Link: Sendable {
     }
 }
 
-/// Parses the daemon's lines on the channel's event loop and hands them to the connection's `incoming` buffer,
-/// where the consumer's task takes them: one hand-over per message, where a reader task between NIO's inbound
-/// stream and the buffer made two. It keeps the backpressure that stream had: when the buffer reaches its high
+/// Hands the daemon's lines, on the channel's event loop, to the connection's `incoming` buffer, where the
+/// consumer's task takes and parses them: one hand-over per line, where a reader task between NIO's inbound stream
+/// and the buffer made two. It keeps the backpressure that stream had: when the buffer reaches its high
 /// mark it holds back the channel's next `read` until the consumer has taken the buffer down to the low one, so
-/// a consumer that stops reading stops the socket being read. A line this client cannot decode (a newer daemon's
-/// message) is skipped, not fatal. Frames are not passed on: the `NIOAsyncChannel` behind it sees only the end of
+/// a consumer that stops reading stops the socket being read. Frames are not passed on: the `NIOAsyncChannel` behind it sees only the end of
 /// the connection, or its error.
 final class MessageDelivery: ChannelDuplexHandler {
     typealias InboundIn = LineFrameDecoder.Frame
@@ -257,7 +266,7 @@ final class MessageDelivery: ChannelDuplexHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let incoming: WatermarkBuffer<ServerMessage>
+    private let incoming: WatermarkBuffer<ByteBuffer>
     /// The buffer is at its high mark: `read` waits for the consumer.
     private var full = false
     /// A `read` came while full: issued once there is room.
@@ -267,7 +276,7 @@ final class MessageDelivery: ChannelDuplexHandler {
     /// this handler until the handler is removed, which lets it go.
     private var whenRoom: (@Sendable () -> Void)?
 
-    init(into incoming: WatermarkBuffer<ServerMessage>) {
+    init(into incoming: WatermarkBuffer<ByteBuffer>) {
         self.incoming = incoming
     }
 
@@ -284,11 +293,9 @@ final class MessageDelivery: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .line(let line) = unwrapInboundIn(data),
-            let message = try? ServerMessage.parse(line.readableBytesView), let whenRoom
-        else { return }
+        guard case .line(let line) = unwrapInboundIn(data), let whenRoom else { return }
         // At the mark, the lines of a read already under way still go in: a read's worth past it at most.
-        if !incoming.offer(message, whenRoom: whenRoom) { full = true }
+        if !incoming.offer(line, whenRoom: whenRoom) { full = true }
     }
 
     func read(context: ChannelHandlerContext) {
