@@ -201,7 +201,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeDaemonTests",
-            dependencies: ["ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel"],
+            dependencies: [
+                "ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor", "ShakeProtocol",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -3,17 +3,49 @@ import Logging
 import ServiceLifecycle
 import UInput
 
+/// The relay's decisions, made on the source's thread and carried to the ``RelayService``: the
+/// ``AccelerometerRelay`` while the relay is on (nil once its device could not be made), and its actions.
+final class RelayLink: Sendable {
+    private let relay = Locked<AccelerometerRelay?>(AccelerometerRelay())
+    private let stream = AsyncStream.makeStream(of: AccelerometerRelay.Action.self)
+    private let capture: CaptureSwitch
+
+    init(capture: CaptureSwitch) {
+        self.capture = capture
+    }
+
+    var actions: AsyncStream<AccelerometerRelay.Action> { stream.stream }
+
+    /// Runs a step of the relay (while it is on) and hands its action to the relay service.
+    func act(_ step: (inout AccelerometerRelay) -> AccelerometerRelay.Action?) {
+        let action = relay.withLock { relay -> AccelerometerRelay.Action? in
+            guard relay != nil else { return nil }
+            return step(&relay!)
+        }
+        if let action { stream.continuation.yield(action) }
+    }
+
+    /// The relay's device cannot be made: the relay stops, and with it capture for its sake.
+    func failed() {
+        relay.withLock { $0 = nil }
+        capture.update { $0.relayChanged(false) }
+    }
+
+    /// No more actions: the service's loop ends.
+    func finish() {
+        stream.continuation.finish()
+    }
+}
+
 /// The relay to iio-sensor-proxy: performs what ``AccelerometerRelay`` decided on the source's thread — makes
 /// the uinput accelerometer (after writing the udev properties it carries over), reports readings to it, and
 /// destroys it when the sensor goes or the daemon stops.
 struct RelayService: Service {
-    let actions: AsyncStream<AccelerometerRelay.Action>
+    let link: RelayLink
     /// Where the udev rule (81-shaked-iio-sensor-proxy.rules) imports the input device's properties from.
     let propertiesPath: String
     let uinputPath: String
     let logger: Logger
-    /// The relay cannot work (no /dev/uinput, or no right to it): the daemon stops capturing for it.
-    let failed: @Sendable (UInputError) -> Void
 
     /// The path the shipped udev rule reads.
     static let defaultPropertiesPath = "/run/shaked/accelerometer-relay.properties"
@@ -21,7 +53,7 @@ struct RelayService: Service {
     func run() async {
         var device: VirtualAccelerometer?
         var failures = 0
-        for await action in actions.cancelOnGracefulShutdown() {
+        for await action in link.actions.cancelOnGracefulShutdown() {
             switch action {
             case .create(let relay):
                 device?.close()
@@ -42,7 +74,8 @@ struct RelayService: Service {
                     logger.error(
                         "cannot make the relay's uinput accelerometer; iio-sensor-proxy gets no readings",
                         metadata: ["error": "\(error)", "path": "\(uinputPath)"])
-                    failed(error)
+                    // The relay cannot work (no /dev/uinput, or no right to it): capture stops for its sake.
+                    link.failed()
                 }
             case .update(let x, let y, let z):
                 guard let current = device else { continue }

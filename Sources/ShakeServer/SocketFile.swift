@@ -19,9 +19,11 @@ public enum SocketFile {
     /// - The folder must not let others replace what is in it: writable by users other than its owner and group
     ///   is refused unless the sticky bit is set (as on /tmp).
     /// - A stale socket (nobody listening) is removed; a live one, or a file that is not a socket, is refused.
-    /// - The file is created with its final mode (the umask is set around `bind`), so it is never open to more
-    ///   than `mode` allows, and nothing is changed through the path afterwards except its group, with a call
-    ///   that does not follow a symbolic link swapped in there.
+    /// - The file is given its mode and group before the socket listens, so nobody can connect to it while it
+    ///   is open to more than `mode` allows (a connection to a socket that does not listen yet is refused). The
+    ///   umask is left alone: it is the whole process's, and changing it around `bind` would change the mode of
+    ///   whatever another thread creates meanwhile. The group is changed with a call that does not follow a
+    ///   symbolic link swapped in there; the folder check above keeps others from swapping the file at all.
     public static func listen(
         at path: String, mode: UInt32, group: UInt32?, backlog: Int32 = 512
     ) throws(Unavailable) -> Int32 {
@@ -37,17 +39,21 @@ public enum SocketFile {
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
         }
-        let previous = umask(mode_t(~mode & 0o777))
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        let bindError = errno
-        umask(previous)
         guard bound == 0 else {
+            let reason = String(cString: strerror(errno))
             close(descriptor)
-            throw Unavailable(path: path, reason: "cannot bind: \(String(cString: strerror(bindError)))")
+            throw Unavailable(path: path, reason: "cannot bind: \(reason)")
+        }
+        guard fchmodat(AT_FDCWD, path, mode_t(mode & 0o777), 0) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            unlink(path)
+            throw Unavailable(path: path, reason: "cannot give the socket its mode: \(reason)")
         }
         if let group, fchownat(AT_FDCWD, path, uid_t.max, gid_t(group), AT_SYMLINK_NOFOLLOW) != 0 {
             let reason = String(cString: strerror(errno))

@@ -6,10 +6,6 @@ import Synchronization
     import Glibc
 #endif
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Why the bus object could not be set up.
 public struct BusError: Error, Sendable, CustomStringConvertible {
     public var operation: String
@@ -45,15 +41,20 @@ public final class BusObject: Sendable {
         public var call: @Sendable (_ method: String, _ caller: Caller) -> Bool
         /// A bus name lost its owner: a client left the bus.
         public var nameGone: @Sendable (String) -> Void
+        /// The connection to the bus was lost (the bus went away): the object is gone from it, and its thread has
+        /// ended. Called once, last, on the bus thread.
+        public var lost: @Sendable (BusError) -> Void
 
         public init(
             bool: @escaping @Sendable (String) -> Bool?, string: @escaping @Sendable (String) -> String?,
-            call: @escaping @Sendable (String, Caller) -> Bool, nameGone: @escaping @Sendable (String) -> Void
+            call: @escaping @Sendable (String, Caller) -> Bool, nameGone: @escaping @Sendable (String) -> Void,
+            lost: @escaping @Sendable (BusError) -> Void = { _ in }
         ) {
             self.bool = bool
             self.string = string
             self.call = call
             self.nameGone = nameGone
+            self.lost = lost
         }
     }
 
@@ -92,12 +93,15 @@ public final class BusObject: Sendable {
     private let connection: Connection
     private let work = Mutex<[@Sendable (OpaquePointer) -> Void]>([])
     private let stopping = Atomic<Bool>(false)
-    private let wakeup: Int32
+    /// The eventfd that wakes the bus thread; -1 once closed. The object's own for its lifetime: closed by
+    /// `deinit` (the thread holds the object, so it has ended by then) or by a failed `init`, never by the thread,
+    /// so that a wake-up never writes to a descriptor number reused since.
+    private let wakeup: Mutex<Int32>
     private let finished = Mutex<Bool>(false)
     private let logger: Logger
 
     /// The sd-bus connection and the callback table it points into. Used on the bus thread only once the thread
-    /// runs (before that, by `init` alone); freed by the thread as it ends.
+    /// runs (before that, by `init` alone); freed by the thread as it ends, or by a failed `init`.
     private struct Connection: @unchecked Sendable {
         let bus: OpaquePointer
         let callbacks: UnsafeMutablePointer<shaked_bus_callbacks>
@@ -109,7 +113,8 @@ public final class BusObject: Sendable {
         init(handlers: Handlers) { self.handlers = handlers }
     }
 
-    /// Connects, exports the object, takes the name and starts the bus thread.
+    /// Connects, exports the object, takes the name and starts the bus thread. Whatever fails releases what was
+    /// made before it, here: the connection, the callbacks, the wake-up descriptor.
     /// - Parameter address: a bus address (`unix:path=...`); nil for the system bus.
     /// - Throws: ``BusError`` when the bus cannot be reached, the object exported or the name taken.
     public init(
@@ -119,9 +124,37 @@ public final class BusObject: Sendable {
         self.path = path
         self.interface = interface
         self.logger = logger
+        let bus = try Self.connect(address)
+        let connection = Connection(
+            bus: bus, callbacks: Self.callbacks(), context: Unmanaged.passRetained(Context(handlers: handlers)))
+        connection.callbacks.pointee.context = connection.context.toOpaque()
+        let descriptor: Int32
+        do throws(BusError) {
+            try Self.check("exporting \(path)", shaked_bus_add_object(bus, path, interface, connection.callbacks))
+            try Self.check("taking the name \(name)", sd_bus_request_name(bus, name, 0))
+            descriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+            if descriptor < 0 { throw BusError(operation: "eventfd", code: errno) }
+        } catch {
+            Self.release(connection)
+            throw error
+        }
+        self.connection = connection
+        wakeup = Mutex(descriptor)
+        guard startThread(name: "shaked-bus", { [self] in run() }) else {
+            // No thread: nothing to stop, and nothing left for `deinit` to close.
+            stopping.store(true, ordering: .releasing)
+            finished.withLock { $0 = true }
+            Self.release(connection)
+            closeWakeup()
+            throw BusError(operation: "starting the bus thread", code: EAGAIN)
+        }
+    }
+
+    /// A started connection to the bus at `address`, or the system bus; released here when it cannot start.
+    static func connect(_ address: String?) throws(BusError) -> OpaquePointer {
         var bus: OpaquePointer?
         if let address {
-            try Self.check("sd_bus_new", sd_bus_new(&bus))
+            try check("sd_bus_new", sd_bus_new(&bus))
             _ = sd_bus_set_address(bus, address)
             _ = sd_bus_set_bus_client(bus, 1)
             if let result = Optional(sd_bus_start(bus)), result < 0 {
@@ -129,14 +162,18 @@ public final class BusObject: Sendable {
                 throw BusError(operation: "connecting to \(address)", code: -result)
             }
         } else {
-            try Self.check("connecting to the system bus", sd_bus_open_system(&bus))
+            try check("connecting to the system bus", sd_bus_open_system(&bus))
         }
         guard let bus else { throw BusError(operation: "sd_bus", code: ENOMEM) }
-        let context = Unmanaged.passRetained(Context(handlers: handlers))
+        return bus
+    }
+
+    /// The table the C side calls the handlers through; its context is set by `init`.
+    private static func callbacks() -> UnsafeMutablePointer<shaked_bus_callbacks> {
         let callbacks = UnsafeMutablePointer<shaked_bus_callbacks>.allocate(capacity: 1)
         callbacks.initialize(
             to: shaked_bus_callbacks(
-                context: context.toOpaque(),
+                context: nil,
                 get_bool: { context, property in
                     guard let context, let property else { return -EINVAL }
                     let handlers = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers
@@ -161,22 +198,7 @@ public final class BusObject: Sendable {
                     Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers.nameGone(
                         String(cString: name))
                 }))
-        connection = Connection(bus: bus, callbacks: callbacks, context: context)
-        wakeup = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-        do {
-            try Self.check("exporting \(path)", shaked_bus_add_object(bus, path, interface, callbacks))
-            try Self.check("taking the name \(name)", sd_bus_request_name(bus, name, 0))
-        } catch {
-            Self.release(connection)
-            Glibc.close(wakeup)
-            throw error
-        }
-        guard startThread(name: "shaked-bus", { [self] in run() }) else {
-            Self.release(connection)
-            Glibc.close(wakeup)
-            finished.withLock { $0 = true }  // No thread for `deinit` to wait for.
-            throw BusError(operation: "starting the bus thread", code: EAGAIN)
-        }
+        return callbacks
     }
 
     /// Sends the `Shake` signal.
@@ -200,31 +222,53 @@ public final class BusObject: Sendable {
         }
     }
 
-    /// Gives up the name, closes the connection and waits for the bus thread to end.
+    /// Gives up the name, closes the connection and waits for the bus thread to end (at once when the
+    /// connection was lost and the thread has ended already).
     public func close() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         wake()
         while !finished.withLock({ $0 }) { usleep(1000) }
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        closeWakeup()
+    }
 
     private func post(_ job: @escaping @Sendable (OpaquePointer) -> Void) {
-        guard !stopping.load(ordering: .acquiring) else { return }
+        guard !stopping.load(ordering: .acquiring), !finished.withLock({ $0 }) else { return }
         work.withLock { $0.append(job) }
         wake()
     }
 
     private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeup, &one, 8)
+        wakeup.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            var one: UInt64 = 1
+            _ = write(descriptor, &one, 8)
+        }
+    }
+
+    private func closeWakeup() {
+        wakeup.withLock { descriptor in
+            if descriptor >= 0 { Glibc.close(descriptor) }
+            descriptor = -1
+        }
     }
 
     private func run() {
         let bus = connection.bus
+        let wakeup = self.wakeup.withLock { $0 }
+        var lost: BusError?
         while true {
             // Everything sd-bus has to do now (reading, dispatching, writing), then what others handed over.
-            while sd_bus_process(bus, nil) > 0 {}
+            var processed: Int32
+            repeat { processed = sd_bus_process(bus, nil) } while processed > 0
+            if processed < 0 || sd_bus_is_open(bus) <= 0 {
+                // The bus went away (dbus-daemon stopped or restarted): the connection is dead for good.
+                lost = BusError(operation: "the connection to the bus", code: processed < 0 ? -processed : ECONNRESET)
+                break
+            }
             let jobs = work.withLock { jobs in
                 defer { jobs.removeAll() }
                 return jobs
@@ -242,7 +286,7 @@ public final class BusObject: Sendable {
             ]
             let ready = poll(&descriptors, 2, milliseconds)
             if ready < 0, errno != EINTR {
-                logger.error("the bus connection failed", metadata: ["errno": "\(errno)"])
+                lost = BusError(operation: "waiting on the bus", code: errno)
                 break
             }
             if descriptors[1].revents != 0 {
@@ -250,11 +294,18 @@ public final class BusObject: Sendable {
                 _ = read(wakeup, &count, 8)
             }
         }
-        _ = sd_bus_flush(bus)
-        _ = sd_bus_release_name(bus, name)
+        if lost == nil {
+            _ = sd_bus_flush(bus)
+            _ = sd_bus_release_name(bus, name)
+        }
+        let handlers = connection.context.takeUnretainedValue().handlers
         Self.release(connection)
-        Glibc.close(wakeup)
+        work.withLock { $0.removeAll() }
         finished.withLock { $0 = true }
+        if let lost {
+            logger.debug("the bus thread ends: the connection was lost", metadata: ["error": "\(lost)"])
+            handlers.lost(lost)
+        }
     }
 
     private static func millisecondsUntil(monotonicMicroseconds deadline: UInt64) -> Int64 {

@@ -16,40 +16,41 @@ public final class SessionWatcher: Sendable {
     public typealias Report = @Sendable (Set<UInt32>?) -> Void
 
     private let connection: Connection
-    private let wakeup: Int32
+    /// The eventfd that wakes the thread; -1 once closed. Closed by `deinit` or a failed `init`, never by the
+    /// thread, so that a wake-up never writes to a descriptor number reused since.
+    private let wakeup: Mutex<Int32>
     private let stopping = Atomic<Bool>(false)
     private let finished = Mutex<Bool>(false)
     private let logger: Logger
 
-    /// The connection and the flag the match callback raises. Used by the watcher's thread only once it runs.
+    /// The connection and the flag the match callback raises. Used by the watcher's thread only once it runs;
+    /// freed by the thread as it ends, or by a failed `init`.
     private struct Connection: @unchecked Sendable {
         let bus: OpaquePointer
         let changed: UnsafeMutablePointer<Int32>
+
+        func release() {
+            sd_bus_flush_close_unref(bus)
+            changed.deallocate()
+        }
     }
 
     /// Connects and starts following; `report` is called on the watcher's thread with the first reading and
-    /// every change.
-    /// - Parameter address: a bus address; nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
+    /// every change. Whatever fails releases what was made before it, here.
+    /// - Parameters:
+    ///   - address: a bus address; nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
+    ///   - lost: called once, last, on the watcher's thread, when the connection to the bus is lost (after a
+    ///     last `report(nil)`); the thread has ended.
     /// - Throws: ``BusError`` when the bus cannot be reached.
-    public init(address: String? = nil, logger: Logger, report: @escaping Report) throws(BusError) {
+    public init(
+        address: String? = nil, logger: Logger, report: @escaping Report,
+        lost: @escaping @Sendable (BusError) -> Void = { _ in }
+    ) throws(BusError) {
         self.logger = logger
-        var bus: OpaquePointer?
-        if let address {
-            if let result = Optional(sd_bus_new(&bus)), result < 0 {
-                throw BusError(operation: "sd_bus_new", code: -result)
-            }
-            _ = sd_bus_set_address(bus, address)
-            _ = sd_bus_set_bus_client(bus, 1)
-            if let result = Optional(sd_bus_start(bus)), result < 0 {
-                sd_bus_unref(bus)
-                throw BusError(operation: "connecting to \(address)", code: -result)
-            }
-        } else if let result = Optional(sd_bus_open_system(&bus)), result < 0 {
-            throw BusError(operation: "connecting to the system bus", code: -result)
-        }
-        guard let bus else { throw BusError(operation: "sd_bus", code: ENOMEM) }
+        let bus = try BusObject.connect(address)
         let changed = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
         changed.initialize(to: 1)
+        let connection = Connection(bus: bus, changed: changed)
         let result = shaked_login_watch(
             bus,
             { _, context, _ in
@@ -57,30 +58,50 @@ public final class SessionWatcher: Sendable {
                 return 0
             }, changed)
         if result < 0 {
-            sd_bus_flush_close_unref(bus)
-            changed.deallocate()
+            connection.release()
             throw BusError(operation: "watching logind's sessions", code: -result)
         }
-        connection = Connection(bus: bus, changed: changed)
-        wakeup = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-        guard startThread(name: "shaked-sessions", { [self] in run(report) }) else {
-            sd_bus_flush_close_unref(bus)
-            changed.deallocate()
-            Glibc.close(wakeup)
-            finished.withLock { $0 = true }  // No thread for `deinit` to wait for.
+        let descriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        if descriptor < 0 {
+            let code = errno
+            connection.release()
+            throw BusError(operation: "eventfd", code: code)
+        }
+        self.connection = connection
+        wakeup = Mutex(descriptor)
+        guard startThread(name: "shaked-sessions", { [self] in run(report, lost: lost) }) else {
+            // No thread: nothing to stop, and nothing left for `deinit` to close.
+            stopping.store(true, ordering: .releasing)
+            finished.withLock { $0 = true }
+            connection.release()
+            closeWakeup()
             throw BusError(operation: "starting the sessions thread", code: EAGAIN)
         }
     }
 
-    /// Stops following and waits for the thread to end.
+    /// Stops following and waits for the thread to end (at once when the connection was lost and the thread
+    /// has ended already).
     public func close() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var one: UInt64 = 1
-        _ = write(wakeup, &one, 8)
+        wakeup.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            var one: UInt64 = 1
+            _ = write(descriptor, &one, 8)
+        }
         while !finished.withLock({ $0 }) { usleep(1000) }
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        closeWakeup()
+    }
+
+    private func closeWakeup() {
+        wakeup.withLock { descriptor in
+            if descriptor >= 0 { Glibc.close(descriptor) }
+            descriptor = -1
+        }
+    }
 
     /// The users with an active, unlocked session, or nil when logind does not answer.
     private static func read(_ bus: OpaquePointer) -> Set<UInt32>? {
@@ -100,11 +121,19 @@ public final class SessionWatcher: Sendable {
         return result < 0 ? nil : sessions.present
     }
 
-    private func run(_ report: Report) {
+    private func run(_ report: Report, lost: @Sendable (BusError) -> Void) {
         let bus = connection.bus
+        let wakeup = self.wakeup.withLock { $0 }
         var last: Set<UInt32>?? = .none
+        var failure: BusError?
         while !stopping.load(ordering: .acquiring) {
-            while sd_bus_process(bus, nil) > 0 {}
+            var processed: Int32
+            repeat { processed = sd_bus_process(bus, nil) } while processed > 0
+            if processed < 0 || sd_bus_is_open(bus) <= 0 {
+                failure = BusError(
+                    operation: "the connection to the bus", code: processed < 0 ? -processed : ECONNRESET)
+                break
+            }
             if connection.changed.pointee != 0 {
                 connection.changed.pointee = 0
                 let present = Self.read(bus)
@@ -130,18 +159,22 @@ public final class SessionWatcher: Sendable {
                 pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
             ]
             if poll(&descriptors, 2, milliseconds) < 0, errno != EINTR {
-                logger.error("the bus connection failed", metadata: ["errno": "\(errno)"])
+                failure = BusError(operation: "waiting on the bus", code: errno)
                 break
             }
-            if descriptors[0].revents & Int16(POLLHUP) != 0 {
-                logger.warning("the system bus closed the connection: capture no longer follows sessions")
-                report(nil)
-                break
+            if descriptors[1].revents != 0 {
+                var count: UInt64 = 0
+                _ = Glibc.read(wakeup, &count, 8)
             }
         }
-        sd_bus_flush_close_unref(bus)
-        connection.changed.deallocate()
-        Glibc.close(wakeup)
+        connection.release()
         finished.withLock { $0 = true }
+        if let failure {
+            logger.warning(
+                "the connection to the system bus was lost: capture no longer follows sessions",
+                metadata: ["error": "\(failure)"])
+            report(nil)
+            lost(failure)
+        }
     }
 }

@@ -229,6 +229,38 @@ struct BusServiceTests {
         #expect(get.stdout == "b true\n", "\(get.stderr)")
     }
 
+    /// dbus-daemon going away: the daemon says so, serves its socket on, and offers the object again once a bus is
+    /// back — here the second of the two addresses `DBUS_SYSTEM_BUS_ADDRESS` lists, which sd-bus tries in turn,
+    /// standing in for a restarted bus at the first.
+    @Test func aLostBusIsSaidAndTheObjectIsOfferedAgainWhenTheBusIsBack() throws {
+        var first: PrivateBus? = try PrivateBus()
+        let second = try PrivateBus()
+        let directory = try Harness.scratch("bus-lost")
+        let trace = Fixtures.path("shake-both-100hz.csv")
+        let daemon = try DaemonProcess(
+            command: [
+                "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(first!.address);\(second.address)",
+                Harness.product("shaked"), "--source", "replay:\(trace)", "--loop", "--socket",
+                "\(directory)/shaked.sock",
+            ], pidFile: "\(directory)/daemon.pid")
+        defer { _ = daemon.stop() }
+        #expect(Self.waitForName(on: first!, daemon), "\(daemon.stderr)")
+        #expect(try second.busctl(["status", Self.name]).status != 0, "the name is on the second bus already")
+
+        first = nil  // Its dbus-daemon is killed.
+        #expect(
+            daemon.wait(timeout: 10) { $0.stderr.contains("the system bus was lost: the shake object is off it") },
+            "\(daemon.stderr)")
+        #expect(Self.waitForName(on: second, daemon), "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("the system bus is back: offering the shake object again"), "\(daemon.stderr)")
+        let sensor = try second.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
+        #expect(sensor.stdout == "s \"\(trace)\"\n", "\(sensor.stderr)")
+        // The socket was served throughout, and the daemon stops as cleanly as ever.
+        let status = try Harness.shakectl(["status", "--socket", "\(directory)/shaked.sock"])
+        #expect(status.contains("replay"), "\(status)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+    }
+
     /// `dbus.mode`: `auto` serves the socket without a bus; `on` refuses to start without one.
     @Test func aMissingBusIsALogLineUnlessTheBusIsRequired() throws {
         let directory = try Harness.scratch("bus-missing")

@@ -3,10 +3,11 @@ import Logging
 import ShakeClient
 import ShakeProtocol
 import ShakeServer
+import Synchronization
 import Testing
 
 /// Creating the socket file: the real length limit, paths that are not files, folders others could tamper with,
-/// and the mode from the moment the file exists.
+/// the mode from before anyone can connect, and the process's umask left alone.
 @Suite(.serialized)
 struct SocketFileTests {
     static func folder(_ name: String, length: Int? = nil) throws -> String {
@@ -63,6 +64,41 @@ struct SocketFileTests {
         #expect(info.st_mode & 0o777 == 0o640)
         #expect(info.st_gid == group)
         await server.shutdown()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The umask belongs to the whole process: a socket made by setting it around `bind` gave whatever another
+    /// thread created in that moment the socket's mode (a test folder came out writable by everyone). A thread
+    /// reads the umask from /proc while sockets are made, many times, and it must never change.
+    @Test func makingTheSocketLeavesTheProcessUmaskAlone() async throws {
+        let folder = try Self.folder("umask")
+        let path = folder + "/shaked.sock"
+        @Sendable func currentUmask() -> String? {
+            guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+            return status.split(separator: "\n").first { $0.hasPrefix("Umask:") }.map(String.init)
+        }
+        let before = currentUmask()
+        #expect(before != nil)
+        final class Watch: Sendable {
+            let seen = Mutex<Set<String>>([])
+            let done = Atomic(false)
+        }
+        let watch = Watch()
+        let watcher = Thread {
+            while !watch.done.load(ordering: .relaxed) {
+                if let value = currentUmask() { _ = watch.seen.withLock { $0.insert(value) } }
+            }
+        }
+        watcher.start()
+        for _ in 0..<40 {
+            let server = Self.server()
+            try await server.start(.path(path, mode: 0o600))
+            await server.shutdown()
+        }
+        watch.done.store(true, ordering: .relaxed)
+        while !watcher.isFinished { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(watch.seen.withLock { $0 } == [before!])
+        #expect(currentUmask() == before)
         try? FileManager.default.removeItem(atPath: folder)
     }
 

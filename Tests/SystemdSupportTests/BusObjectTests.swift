@@ -168,4 +168,78 @@ struct BusObjectTests {
             "\(error)".hasPrefix("connecting to unix:path=/nonexistent/bus: ")
         }
     }
+
+    /// The names of this process's threads (what `startThread` wrote to their `comm`).
+    static func threadNames() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
+        }
+    }
+
+    @Test func aNameAlreadyTakenIsAClearErrorAtOnce() throws {
+        let bus = try PrivateBus()
+        let first = try Self.object(on: bus, log: Log())
+        defer { first.close() }
+        // The failed object is released as it fails (it used to wait in `deinit` for a thread it never started).
+        #expect {
+            _ = try Self.object(on: bus, log: Log())
+        } throws: { error in
+            "\(error)".hasPrefix("taking the name \(Self.name): ")
+        }
+        // The first object still answers.
+        let result = try bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensitivity"])
+        #expect(result.stdout == "s \"medium\"\n", "\(result.stderr)")
+    }
+
+    /// Waits up to `seconds` for `condition`.
+    static func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+
+    @Test func aBusThatGoesAwayIsReportedOnceAndTheObjectEnds() throws {
+        var bus: PrivateBus? = try PrivateBus()
+        let lost = Mutex<[String]>([])
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var object: BusObject? = try BusObject(
+            address: bus!.address, name: Self.name, path: Self.path, interface: Self.interface,
+            handlers: .init(
+                bool: { _ in nil }, string: { _ in nil }, call: { _, _ in false }, nameGone: { _ in },
+                lost: { error in lost.withLock { $0.append("\(error)") } }),
+            logger: logger)
+        bus = nil  // dbus-daemon is killed.
+        #expect(Self.eventually { !lost.withLock { $0 }.isEmpty })
+        usleep(100_000)
+        #expect(lost.withLock { $0.count } == 1, "\(lost.withLock { $0 })")
+        // Its thread has ended, and closing the object afterwards is harmless.
+        #expect(Self.eventually { !Self.threadNames().contains("shaked-bus") })
+        object?.close()
+        object = nil
+    }
+
+    @Test func aSessionWatcherWhoseBusGoesAwaySaysSoAndEnds() throws {
+        var bus: PrivateBus? = try PrivateBus()
+        let reports = Mutex<[Set<UInt32>?]>([])
+        let lost = Mutex(0)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var watcher: SessionWatcher? = try SessionWatcher(
+            address: bus!.address, logger: logger, report: { present in reports.withLock { $0.append(present) } },
+            lost: { _ in lost.withLock { $0 += 1 } })
+        // No logind on this bus: logind cannot say.
+        #expect(Self.eventually { reports.withLock { $0 } == [nil] })
+        bus = nil
+        #expect(Self.eventually { lost.withLock { $0 } == 1 })
+        #expect(reports.withLock { $0 } == [nil, nil])
+        #expect(Self.eventually { !Self.threadNames().contains("shaked-sessions") })
+        watcher?.close()
+        watcher = nil
+    }
 }

@@ -31,7 +31,11 @@ info "clock=$(cat /sys/bus/iio/devices/iio:device0/current_timestamp_clock 2>/de
 # The sandbox: the daemon cannot write outside its runtime directory.
 info "sandbox_write=$(nsenter -t "$pid" -m sh -c 'touch /etc/shaked/x 2>&1 && echo allowed || echo refused' 2>/dev/null | tail -1)"
 systemctl reload shaked.service
-info "reload_status=$? after_reload=$(active) same_pid=$([ "$(systemctl show -p MainPID --value shaked.service)" = "$pid" ] && echo yes || echo no)"
+reload_status=$?
+# ExecReload only sends SIGHUP: systemctl returns at once, and the unit reads "reloading" until the daemon says
+# READY again (RELOADING=1 … READY=1), so wait for that (up to 10 s) rather than read the state in between.
+for _ in $(seq 100); do [ "$(active)" = reloading ] || break; sleep 0.1; done
+info "reload_status=$reload_status after_reload=$(active) same_pid=$([ "$(systemctl show -p MainPID --value shaked.service)" = "$pid" ] && echo yes || echo no)"
 sleep 1
 kill -0 $lpid 2>/dev/null && info "listener_after_reload=connected" || info "listener_after_reload=gone"
 kill $lpid 2>/dev/null

@@ -1,0 +1,192 @@
+import Logging
+import ServiceLifecycle
+import ShakeConfig
+import ShakeDetection
+import ShakeServer
+import SystemdSupport
+
+/// The shake object on the system bus (`docs/dbus.md`). It owns the bus connection (a ``BusObject`` on a thread of
+/// its own), the claims made through it (``BusClaims``, handed on to the capture gate) and the property values
+/// last announced; it answers property reads from the ``StatusBoard`` and announces what changed there.
+final class ShakeBus: Sendable {
+    /// The well-known name, the object path and the interface. The project has no domain of its own, so the
+    /// names follow freedesktop's rule for that case, a reversed code-hosting name; `1` is the interface's
+    /// version (a change that breaks clients gets `Shake2`, beside this one).
+    static let name = "io.github.shaked.Shake1"
+    static let path = "/io/github/shaked/Shake1"
+    static let interface = "io.github.shaked.Shake1"
+
+    private let object = Locked<BusObject?>(nil)
+    private let claims: Locked<BusClaims>
+    /// The property values last announced.
+    private let announced = Locked(BusProperties())
+    private let capture: CaptureSwitch
+    private let status: StatusBoard
+    private let logger: Logger
+    /// Word from the bus thread that the connection was lost.
+    private let losses = AsyncStream.makeStream(of: BusError.self, bufferingPolicy: .bufferingNewest(1))
+
+    private init(rule: PeerRule, capture: CaptureSwitch, status: StatusBoard, logger: Logger) {
+        claims = Locked(BusClaims(rule: rule))
+        self.capture = capture
+        self.status = status
+        self.logger = logger
+    }
+
+    enum Start {
+        /// `dbus.mode: off`, or `auto` without a bus.
+        case none
+        case offered(ShakeBus)
+        /// `dbus.mode: on`, and the bus cannot be had: the daemon stops.
+        case failed
+    }
+
+    /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set) and offers the object, as `dbus.mode`
+    /// says. With `auto`, a bus that cannot be had is a log line; with `on`, it stops the daemon.
+    /// - Parameter rule: who may claim the sensor (`access.subscribe`).
+    static func start(
+        mode: ShakedConfiguration.DBusSection.Mode, rule: PeerRule, capture: CaptureSwitch, status: StatusBoard,
+        logger: Logger
+    ) -> Start {
+        guard mode != .off else { return .none }
+        let bus = ShakeBus(rule: rule, capture: capture, status: status, logger: logger)
+        do {
+            try bus.connect()
+        } catch {
+            if mode == .on {
+                logger.critical("cannot offer the shake object on the system bus", metadata: ["error": "\(error)"])
+                return .failed
+            }
+            logger.notice("no D-Bus service: the system bus cannot be had", metadata: ["error": "\(error)"])
+            return .none
+        }
+        logger.info("offering the shake object on the system bus", metadata: ["bus_name": "\(name)"])
+        status.observe { [weak bus] in bus?.announce() }
+        bus.announce()
+        return .offered(bus)
+    }
+
+    private func connect() throws(BusError) {
+        let made = try BusObject(
+            address: nil, name: Self.name, path: Self.path, interface: Self.interface, handlers: handlers(),
+            logger: logger)
+        object.withLock { $0 = made }
+    }
+
+    private func handlers() -> BusObject.Handlers {
+        BusObject.Handlers(
+            bool: { [weak self] name in self?.status.current.busProperties.bool(name) },
+            string: { [weak self] name in self?.status.current.busProperties.string(name) },
+            call: { [weak self] method, caller in self?.call(method, caller) ?? false },
+            nameGone: { [weak self] name in self?.left(name) },
+            lost: { [weak self] error in self?.losses.continuation.yield(error) })
+    }
+
+    /// Until the group shuts down: when the bus is lost, the claims made through it are released, and the object
+    /// is offered again as soon as the bus is back.
+    func keepOffered() async {
+        for await error in losses.stream.cancelOnGracefulShutdown() {
+            object.withLock { $0 = nil }
+            let dropped = claims.withLock { claims in
+                let dropped = claims.busLost()
+                for client in dropped { capture.update { $0.released(by: client) } }
+                return dropped
+            }
+            logger.warning(
+                "the system bus was lost: the shake object is off it, and its claims released, until it is back",
+                metadata: ["error": "\(error)", "claims": "\(dropped.count)"])
+            guard await BusRetry.reconnect(for: "dbus", logger: logger, { () throws(BusError) in try connect() })
+            else { return }
+            // Clients of the new connection read the properties afresh: what they see now is what was announced.
+            let current = status.current.busProperties
+            announced.withLock { $0 = current }
+            logger.notice(
+                "the system bus is back: offering the shake object again", metadata: ["bus_name": "\(Self.name)"])
+        }
+    }
+
+    /// `Claim` and `Release`: allowed or refused by ``BusClaims``, and handed to the capture gate under the same
+    /// lock, so that a reload's revocation cannot come between the two.
+    private func call(_ method: String, _ caller: BusObject.Caller) -> Bool {
+        let peer = PeerCredentials(pid: 0, uid: caller.uid, gid: caller.gid, supplementaryGroups: Set(caller.groups))
+        let outcome = claims.withLock { claims in
+            let outcome = claims.call(method, client: caller.name, peer: peer)
+            capture.update { gate in
+                switch outcome {
+                case .claimed(let client, let user): gate.claimed(by: client, user: user)
+                case .released(let client): gate.released(by: client)
+                case .refused: nil
+                }
+            }
+            return outcome
+        }
+        let metadata: Logger.Metadata = [
+            "method": "\(method)", "client": "\(caller.name)", "client_uid": "\(caller.uid)",
+            "client_gid": "\(caller.gid)",
+        ]
+        if outcome == .refused {
+            logger.notice("a D-Bus call was refused by the access rules", metadata: metadata)
+            return false
+        }
+        logger.info("a D-Bus client called a method", metadata: metadata)
+        return true
+    }
+
+    /// A client left the bus: its claim, if any, is released.
+    private func left(_ name: String) {
+        let held = claims.withLock { claims in
+            let held = claims.left(name)
+            capture.update { $0.released(by: name) }
+            return held
+        }
+        if held {
+            logger.info("a D-Bus client left the bus: its claim is released", metadata: ["client": "\(name)"])
+        }
+    }
+
+    /// A reload changed `access.subscribe`: the claims of clients it no longer allows are dropped.
+    func accessChanged(_ rule: PeerRule) {
+        let revoked = claims.withLock { claims in
+            let revoked = claims.ruleChanged(rule)
+            for client in revoked { capture.update { $0.released(by: client) } }
+            return revoked
+        }
+        for client in revoked {
+            logger.notice("the access rules no longer allow a D-Bus client's claim", metadata: ["client": "\(client)"])
+        }
+    }
+
+    /// Sends the `Shake` signal, then `PropertiesChanged` for what the event changed.
+    func emit(_ event: ShakeEvent, seq: UInt64) {
+        object.withLock { $0 }?.emit(BusObject.Shake(event, seq: seq))
+        announce()
+    }
+
+    /// Sends `PropertiesChanged` for whatever changed since the last notice.
+    func announce() {
+        guard let object = object.withLock({ $0 }) else { return }
+        let current = status.current.busProperties
+        let changed = announced.withLock { announced in
+            defer { announced = current }
+            return current.changes(from: announced)
+        }
+        object.propertiesChanged(changed)
+    }
+
+    /// Gives up the name and closes the connection.
+    func close() {
+        object.withLock { $0 }?.close()
+    }
+}
+
+/// The shake object on the system bus: offered before the group starts (like the socket), offered again when the
+/// bus comes back after it was lost, closed after the source ended, so that the last events still go out as
+/// signals.
+struct BusService: Service {
+    let bus: ShakeBus
+
+    func run() async {
+        await bus.keepOffered()
+        bus.close()
+    }
+}

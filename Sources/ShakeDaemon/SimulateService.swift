@@ -1,0 +1,69 @@
+import ServiceLifecycle
+import ShakeDetection
+import ShakeTrace
+
+/// Requests for a simulated shake (`{"request":"simulate"}`), from the server's loop to the simulate service:
+/// one at a time, a request while one runs changes nothing.
+final class SimulationRequests: Sendable {
+    private let requests = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    private let running = Locked(false)
+
+    var stream: AsyncStream<Void> { requests.stream }
+
+    /// Asks for a shake, unless one is under way.
+    func request() {
+        let alreadyRunning = running.withLock { running in
+            defer { running = true }
+            return running
+        }
+        if !alreadyRunning { requests.continuation.yield() }
+    }
+
+    /// The shake asked for is over.
+    func done() {
+        running.withLock { $0 = false }
+    }
+
+    /// No more shakes: the service's loop ends.
+    func finish() {
+        requests.continuation.finish()
+    }
+}
+
+/// Simulated shakes, one at a time, as child work of the group: a shutdown waits for the one in progress to stop,
+/// so nothing is published after the server closes.
+struct SimulateService: Service {
+    let requests: SimulationRequests
+    /// The detector's settings in force.
+    let settings: @Sendable () -> DetectorSettings
+    let publisher: EventPublisher
+
+    func run() async {
+        for await _ in requests.stream.cancelOnGracefulShutdown() {
+            await simulate()
+        }
+    }
+
+    /// Runs a synthesized shake through a detector of its own, in real time, and publishes its events marked
+    /// `simulated`: like the iOS Simulator's Shake command, without disturbing the real stream. A shutdown stops
+    /// it between events.
+    private func simulate() async {
+        defer { requests.done() }
+        var options = SynthesisOptions()
+        options.before = 0.8
+        options.after = 0.6
+        options.duration = 1.2
+        options.background = .still
+        options.seed = UInt64.random(in: 1...UInt64.max)
+        let samples = TraceSynthesizer(options: options).samples()
+        var detector = ShakeDetector(settings: settings())
+        let clock = ContinuousClock()
+        let start = clock.now
+        for sample in samples {
+            guard let event = detector.process(sample) else { continue }
+            let due = start + .nanoseconds(Int64(sample.time * 1e9))
+            if (try? await cancelWhenGracefulShutdown({ try await clock.sleep(until: due) })) == nil { return }
+            publisher.publishSimulated(event)
+        }
+    }
+}
