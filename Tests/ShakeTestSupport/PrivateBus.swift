@@ -39,13 +39,28 @@ public final class PrivateBus: Sendable {
         address = "unix:path=\(socket)"
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(configuration)", "--nofork", "--nopidfile"]
-        process.standardOutput = FileHandle.nullDevice
+        // dbus-daemon prints its address once it accepts connections; the socket file appears earlier, at bind,
+        // and a connection between the two is refused.
+        process.arguments = ["--config-file=\(configuration)", "--nofork", "--nopidfile", "--print-address"]
+        let printed = Pipe()
+        process.standardOutput = printed
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socket), Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
+        var output = Data()
+        while !output.contains(UInt8(ascii: "\n")) {
+            let more = printed.fileHandleForReading.availableData
+            if more.isEmpty { break }  // It ended without listening.
+            output.append(more)
         }
+        guard output.contains(UInt8(ascii: "\n")) else {
+            process.waitUntilExit()
+            throw StartFailure(status: process.terminationStatus)
+        }
+    }
+
+    /// dbus-daemon ended before it listened.
+    public struct StartFailure: Error, CustomStringConvertible {
+        public let status: Int32
+        public var description: String { "dbus-daemon ended before it listened (status \(status))" }
     }
 
     /// Runs busctl on this bus.
