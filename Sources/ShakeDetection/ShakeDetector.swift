@@ -64,6 +64,26 @@ public struct ShakeDetector: Sendable {
     /// ...and when it gave the device `beganImpulse` within this many times the time the threshold acceleration
     /// would take: a brisk hand, not a slow push or the gravity estimate catching up with a turn.
     static let quickStrokeFactor = 1.5
+    /// `began` is reported at once only on evidence that the body's own jolts do not give. A landing, a step, a
+    /// stumble or sitting down pushes the device up, and the rebound that follows makes the first reversal of
+    /// a jump or a stair; lying down turns the body, so that the jolt that ends it looks level to a gravity
+    /// estimate that lags, but arrives more slowly than a hand's stroke. So a shake is reported at once on
+    /// - a first stroke that points down, or is nearly level (one that points up within about 27 degrees of
+    ///   level: the square of the cosine of its angle to up at most this), and is brisker still: it gave the
+    ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
+    ///   without leaning first (`maxLean`);
+    /// - or a counted reversal neither of whose strokes points up more steeply than that.
+    /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
+    /// test if it ended now; if it is cancelled before, nothing at all is reported.
+    static let nearlyLevel = 0.2
+    /// See `nearlyLevel`: 0.1 s at `medium`, and never less than three sample intervals (at 25 Hz the
+    /// impulse of a stroke that has just crossed the threshold is measured on too few samples).
+    static let briskStrokeFactor = 1.2
+    /// ...and the acceleration did not lean first: before the stroke crossed the threshold, it had stayed above
+    /// half of it for at most this many seconds. A hand starting a shake gets there in a few hundredths of a
+    /// second; a body lying down turns the device steadily, the gravity estimate lags behind by about 1 g for
+    /// a third of a second and more, and the jolt that ends the turn rides on that lean.
+    static let maxLean = 0.25
 
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
@@ -111,6 +131,7 @@ public struct ShakeDetector: Sendable {
     private var dutySquared = 0.0
     private var inverseGravityTimeConstant = 0.0
     private var quickStroke = 0.0
+    private var briskStroke = 0.0
 
     // The stream.
     private var isStreaming = false
@@ -119,6 +140,9 @@ public struct ShakeDetector: Sendable {
     private var lastReversal: Reversal?
     private var lastReversalTime = -Double.infinity
     private var lastTime = 0.0
+    /// The stream's first sample: its time, and its number in ``Counters/samples``.
+    private var streamStart = 0.0
+    private var streamStartSample = 0
     private var gravity = Vector3.zero
     private var fastAverage = Vector3.zero
     private var lastMotion = 0.0
@@ -129,6 +153,8 @@ public struct ShakeDetector: Sendable {
     private var strokeDirection = Vector3.zero
     private var strokePeakLength = 0.0
     private var strokeStart = 0.0
+    /// The stroke's first sample, counted in ``Counters/samples``: see `halfPeriod`.
+    private var strokeStartSample = 0
     private var strokeImpulse = 0.0
     /// Impulse against the current stroke since the acceleration last pointed along it: the start of the
     /// next stroke, if it comes.
@@ -145,11 +171,23 @@ public struct ShakeDetector: Sendable {
     private var dutyActive = 0.0
     private var lastActive = 0.0
     private var goodReversals = 0
+    /// How long the gravity-free acceleration has stayed above half the threshold while armed without a
+    /// stroke, and how long it had when the first stroke of the chain began (`maxLean`).
+    private var lean = 0.0
+    private var leanBeforeStroke = 0.0
+    /// Counted reversals neither of whose strokes pointed up: evidence of a hand, not of the body's jolts.
+    private var levelReversals = 0
+    /// Whether the stroke closed by the last good reversal pointed up.
+    private var closedUpward = false
     private var rejectedReversals = 0
     private var lastRejection: ShakeEvent.Rejection?
 
     // The shake in progress.
     private var mode = Mode.armed
+    /// Whether `began` was reported for the shake in progress, and when. Until it is, the shake is followed
+    /// silently: its `cancelled` is not reported either.
+    private var isReported = false
+    private var reportedBegan = 0.0
     private var shakePeakSquared = 0.0
     /// Since when the device has read nearly nothing (the last sample that read more), and whether it has for
     /// `freeFallTime` since the shake began.
@@ -165,7 +203,10 @@ public struct ShakeDetector: Sendable {
     }
 
     /// Whether a shake has begun and not yet ended or been cancelled.
-    public var isShaking: Bool {
+    public var isShaking: Bool { inShake && isReported }
+
+    /// Whether a shake is in progress, reported or not.
+    private var inShake: Bool {
         if case .shaking = mode { return true }
         return false
     }
@@ -182,6 +223,7 @@ public struct ShakeDetector: Sendable {
         dutySquared = duty * duty
         inverseGravityTimeConstant = 1 / settings.gravityTimeConstant
         quickStroke = Self.quickStrokeFactor * settings.beganImpulse / settings.threshold
+        briskStroke = Self.briskStrokeFactor * settings.beganImpulse / settings.threshold
     }
 
     /// Feeds one sample.
@@ -208,10 +250,6 @@ public struct ShakeDetector: Sendable {
 
         let acceleration = sample.acceleration
         gravity = gravity + (acceleration - gravity) * min(1, dt * inverseGravityTimeConstant)
-        fastAverage = fastAverage + (acceleration - fastAverage) * min(1, dt * (1 / Self.motionTimeConstant))
-        if (acceleration - fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
-            lastMotion = time
-        }
         lastAcceleration = acceleration
         let linear = acceleration - gravity
 
@@ -219,7 +257,11 @@ public struct ShakeDetector: Sendable {
         case .armed:
             // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
             // (limiting free fall never lengthens the vector).
-            guard hasStroke || linear.lengthSquared > thresholdSquared else { return nil }
+            guard hasStroke || linear.lengthSquared > thresholdSquared else {
+                // How long the device has leant (see `maxLean`).
+                if linear.lengthSquared > dutySquared { lean += dt } else { lean = 0 }
+                return nil
+            }
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
             if hasStroke { accountDuty(strokeSquared, at: time, dt: dt) }
@@ -233,14 +275,24 @@ public struct ShakeDetector: Sendable {
                         && time - strokeStart <= quickStroke && isAcrossGravity)
             else { return nil }
             mode = .shaking(began: time)
+            // Motion is followed only from here on (`followMotion`): the fast average starts from this reading,
+            // and the stroke is motion.
+            fastAverage = acceleration
+            lastMotion = time
             fell = false
             freeFallSince = time
             shakePeakSquared = linear.lengthSquared
             axisEnergy = .zero
-            counters.began += 1
-            return .began(time: time)
+            isReported = false
+            guard
+                levelReversals > 0
+                    || (goodReversals == 0 && time - strokeStart <= max(briskStroke, 3 * dt) && isNearlyLevel
+                        && leanBeforeStroke <= Self.maxLean)
+            else { return nil }
+            return report(at: time)
 
         case .shaking(let began):
+            followMotion(acceleration, at: time, dt: dt)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
             accountDuty(strokeSquared, at: time, dt: dt)
@@ -257,15 +309,20 @@ public struct ShakeDetector: Sendable {
             } else {
                 freeFallSince = time
             }
+            if !isReported, levelReversals > 0 || (goodReversals >= settings.reversals && rejection(at: time) == nil) {
+                // A shake followed silently reports `began` once a hand shows, or once it would be a shake if it
+                // ended now.
+                return report(at: time)
+            }
             if lastMotion - began > settings.tooLong {
-                return cancel(began: began, at: time, reason: .tooLong, then: .calming)
+                return cancel(at: time, reason: .tooLong, then: .calming)
             }
             if time - lastMotion >= settings.quietTime {
-                return finishShake(began: began, at: time)
+                return finishShake(at: time)
             }
             if hasStroke, time - strokeStart > settings.maxHalfPeriod + Self.strokeGrace {
                 // Still moving, but no longer oscillating: carried, not shaken.
-                return cancel(began: began, at: time, reason: .notAShake, detail: .carried, then: .calming)
+                return cancel(at: time, reason: .notAShake, detail: .carried, then: .calming)
             }
             return nil
 
@@ -277,11 +334,22 @@ public struct ShakeDetector: Sendable {
             return nil
 
         case .calming:
+            followMotion(acceleration, at: time, dt: dt)
             if time - lastMotion >= settings.calmTime {
                 mode = .armed
                 resetStrokes()
             }
             return nil
+        }
+    }
+
+    /// Follows the fast average of the raw signal, and when it last departed from it (motion, as opposed to
+    /// calm): only while a shake is in progress or the detector waits for calm, the only times it is asked.
+    @inline(__always)
+    private mutating func followMotion(_ acceleration: Vector3, at time: Double, dt: Double) {
+        fastAverage = fastAverage + (acceleration - fastAverage) * min(1, dt * (1 / Self.motionTimeConstant))
+        if (acceleration - fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
+            lastMotion = time
         }
     }
 
@@ -293,6 +361,26 @@ public struct ShakeDetector: Sendable {
             dutyActive += dt
             lastActive = time
         }
+    }
+
+    /// Reports `began` for the shake in progress.
+    private mutating func report(at time: Double) -> ShakeEvent {
+        isReported = true
+        reportedBegan = time
+        counters.began += 1
+        return .began(time: time)
+    }
+
+    /// Whether the current stroke points up, as the body's jolts do, more steeply than `nearlyLevel`.
+    private var isUpward: Bool {
+        let along = strokeDirection.dot(gravity)
+        return along > 0 && along * along > Self.nearlyLevel * gravity.lengthSquared
+    }
+
+    /// Whether the current stroke points down, or is nearly level (`nearlyLevel`).
+    private var isNearlyLevel: Bool {
+        let along = strokeDirection.dot(gravity)
+        return along < 0 || along * along <= Self.nearlyLevel * gravity.lengthSquared
     }
 
     /// Whether the current stroke points down, or across gravity rather than along it: not a jolt of the body.
@@ -311,9 +399,9 @@ public struct ShakeDetector: Sendable {
             mode = .armed
             resetStrokes()
         }
-        guard case .shaking(let began) = mode else { return nil }
+        guard case .shaking = mode, isReported else { return nil }
         counters.cancelled += 1
-        return .cancelled(time: max(lastTime, began), began: began, reason: .interrupted)
+        return .cancelled(time: max(lastTime, reportedBegan), began: reportedBegan, reason: .interrupted)
     }
 
     /// The gravity-free acceleration with its downward part limited to what exceeds free fall.
@@ -335,6 +423,8 @@ public struct ShakeDetector: Sendable {
     private mutating func startStream(with sample: Sample) {
         isStreaming = true
         lastTime = sample.time
+        streamStart = sample.time
+        streamStartSample = counters.samples
         gravity = sample.acceleration
         fastAverage = sample.acceleration
         lastAcceleration = sample.acceleration
@@ -348,13 +438,15 @@ public struct ShakeDetector: Sendable {
     /// reversals).
     private mutating func resetStrokes() {
         hasStroke = false
+        lean = 0
         previousPeakLength = 0
         halves = HalfPeriodStatistics()
         dutyTime = 0
         dutyActive = 0
         pending = false
-        if !isShaking {
+        if !inShake {
             goodReversals = 0
+            levelReversals = 0
             rejectedReversals = 0
             lastRejection = nil
         }
@@ -375,6 +467,7 @@ public struct ShakeDetector: Sendable {
                 if pending, strokeImpulse >= pendingImpulse {
                     pending = false
                     goodReversals += 1
+                    if !closedUpward && !isUpward { levelReversals += 1 }
                     mark(.confirmed, at: time)
                 }
             } else {
@@ -382,15 +475,17 @@ public struct ShakeDetector: Sendable {
             }
         }
         guard strokeSquared > thresholdSquared else {
-            if hasStroke, !isShaking, time - strokeStart > settings.maxHalfPeriod {
+            if hasStroke, !inShake, time - strokeStart > settings.maxHalfPeriod {
                 resetStrokes()
             }
             return
         }
         let length = strokeSquared.squareRoot()
         guard hasStroke else {
+            let leaning = lean
             resetStrokes()
             startStroke(stroke, length, at: time)
+            leanBeforeStroke = leaning
             return
         }
         guard along < -settings.threshold else {
@@ -401,7 +496,7 @@ public struct ShakeDetector: Sendable {
             return
         }
         // The stroke reversed.
-        let half = time - strokeStart
+        let half = halfPeriod(at: time)
         guard half <= settings.maxHalfPeriod else {
             // Too slow to be part of the same shake: this stroke starts a new chain.
             resetStrokes()
@@ -414,7 +509,7 @@ public struct ShakeDetector: Sendable {
         }
         let isFirst = previousPeakLength == 0
         var rejection: ShakeEvent.Rejection?
-        if half < Self.minHalfPeriod {
+        if half <= Self.minHalfPeriod {
             rejection = .ringing
         } else if strokeImpulse < settings.minImpulse {
             rejection = .weak
@@ -431,6 +526,7 @@ public struct ShakeDetector: Sendable {
             mark(.accepted, at: time)
         }
         let closing = strokeImpulse
+        closedUpward = isUpward
         previousPeakLength = strokePeakLength
         halves.add(half)
         startStroke(stroke, length, at: time, impulse: opposingImpulse)
@@ -440,9 +536,20 @@ public struct ShakeDetector: Sendable {
             if strokeImpulse >= pendingImpulse {
                 pending = false
                 goodReversals += 1
+                if !closedUpward && !isUpward { levelReversals += 1 }
                 mark(.confirmed, at: time)
             }
         }
+    }
+
+    /// The time since the current stroke started, counted in samples at the stream's mean interval. Samples
+    /// delivered in bursts (held back, then stamped microseconds apart) keep their order and their number but
+    /// not their times: a reversal stamped late would make one half period long and the next short, and a
+    /// shake irregular. Worked out only at a reversal, so that it costs nothing per sample.
+    private func halfPeriod(at time: Double) -> Double {
+        let samples = counters.samples &- streamStartSample
+        guard samples > 0 else { return time - strokeStart }
+        return Double(counters.samples &- strokeStartSample) * ((time - streamStart) / Double(samples))
     }
 
     private mutating func mark(_ reversal: Reversal, at time: Double) {
@@ -455,18 +562,20 @@ public struct ShakeDetector: Sendable {
         strokeDirection = stroke * (1 / length)
         strokePeakLength = length
         strokeStart = time
+        strokeStartSample = counters.samples
         strokeImpulse = impulse
         opposingImpulse = 0
     }
 
+    /// Ends the shake in progress without a shake; nothing is reported if its `began` was not.
     private mutating func cancel(
-        began: Double, at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil,
-        then next: Mode
-    ) -> ShakeEvent {
+        at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil, then next: Mode
+    ) -> ShakeEvent? {
         mode = next
         resetStrokes()
+        guard isReported else { return nil }
         counters.cancelled += 1
-        return .cancelled(time: time, began: began, reason: reason, detail: detail)
+        return .cancelled(time: time, began: reportedBegan, reason: reason, detail: detail)
     }
 
     /// Why the shake that just went quiet is not one, or nil if it is.
@@ -491,12 +600,15 @@ public struct ShakeDetector: Sendable {
         return nil
     }
 
-    private mutating func finishShake(began: Double, at time: Double) -> ShakeEvent {
+    private mutating func finishShake(at time: Double) -> ShakeEvent? {
         if let rejection = rejection(at: time) {
             return cancel(
-                began: began, at: time, reason: .notAShake, detail: rejection,
-                then: .refractory(until: time + settings.refractory))
+                at: time, reason: .notAShake, detail: rejection, then: .refractory(until: time + settings.refractory))
         }
+        // Passing every test, the shake reported `began` on an earlier sample at the latest (`process` asks the
+        // same question first). Should it not have, `began` now and `ended` with the next sample: never an
+        // `ended` without its `began`.
+        if !isReported { return report(at: time) }
         let reversals = goodReversals
         mode = .refractory(until: time + settings.refractory)
         resetStrokes()
@@ -507,7 +619,8 @@ public struct ShakeDetector: Sendable {
             : axisEnergy.y >= axisEnergy.z ? .y : .z
         return .ended(
             ShakeSummary(
-                time: time, began: began, peak: shakePeakSquared.squareRoot(), axis: axis, reversals: reversals))
+                time: time, began: reportedBegan, peak: shakePeakSquared.squareRoot(), axis: axis,
+                reversals: reversals))
     }
 }
 

@@ -59,7 +59,11 @@ struct SensitivityTests {
             let events = detect(samples)
             #expect(outline(events) == ["began", "ended"], "\(direction) at \(rate) Hz")
             if case .began(let time) = events.first {
-                #expect(time > 2.0 && time < 2.35, "began at \(time) for a shake starting at 2.0 s")
+                // A shake whose strokes point up steeply (`vertical` and the diagonal `both`, held upright) is
+                // told from the body's jolts only by its rhythm: `began` comes once it would pass every test,
+                // up to a back-and-forth later.
+                let bound = direction == .vertical || direction == .both ? 2.45 : 2.35
+                #expect(time > 2.0 && time < bound, "began at \(time) for a \(direction) shake starting at 2.0 s")
             }
         }
     }
