@@ -3,6 +3,8 @@ SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 
 SWIFT ?= swift
+# RELEASE_SWIFT_FLAGS: how the installed binaries are built, shared with debian/rules.
+include scripts/release-flags.mk
 BUILD := .build/debug
 RELEASE := .build/release
 DEV_DATA ?= ../shared/data/dev
@@ -102,8 +104,8 @@ DESTDIR ?=
 # install-files installs: install-files alone installs binaries already built.
 BUILD_ROOT ?= .build
 BINDIR_BUILD ?= $(BUILD_ROOT)/release
-# The installed binaries carry the Swift runtime: they keep working when the toolchain changes or goes away.
-INSTALL_SWIFT_FLAGS ?= --static-swift-stdlib
+# The installed binaries carry the Swift runtime and are linked for size (scripts/release-flags.mk).
+INSTALL_SWIFT_FLAGS ?= $(RELEASE_SWIFT_FLAGS)
 # Where install-files writes the completions it generates from those binaries (man pages are in man/).
 GENERATED_DIR ?= $(BUILD_ROOT)/install-files
 INSTALL_VARIABLES = PREFIX="$(PREFIX)" SYSCONFDIR="$(SYSCONFDIR)" DESTDIR="$(DESTDIR)" \

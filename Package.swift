@@ -30,6 +30,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // Without its default trait (SubprocessFoundation): none of its API that takes Foundation types is used.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0", traits: []),
+        // FilePath, in which swift-subprocess names a program.
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // Numbers as short decimal text, the one formatter every module writes numbers with.
@@ -94,6 +98,8 @@ let package = Package(
                 "IIOModel", "NumberFormat", "UInput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
         ),

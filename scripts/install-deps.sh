@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh         what building and the whole test suite need (make test, make demo)
 #   scripts/install-deps.sh build   what building alone needs (make install, make release)
 set -euo pipefail
-build_packages=(pkg-config libiio-dev libsystemd-dev)
+# binutils: GNU ld links the release binaries (scripts/release-flags.mk: packed relative relocations, 2.38 or later).
+build_packages=(pkg-config libiio-dev libsystemd-dev binutils)
 # The tests: simulated devices, libiio's tools, the socket activator, PNG plots, man page lint, the package, a
 # private message bus with its clients (busctl is systemd's; python3-dbus runs the D-Bus example and, with
 # python3-gi, a stand-in logind).

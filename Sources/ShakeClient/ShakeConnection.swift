@@ -6,8 +6,9 @@ public import ShakeProtocol
 
 /// One connection to the daemon: send requests, read its messages.
 ///
-/// A task of its own holds the socket for the life of the connection (NIO's `executeThenClose`): it reads the
-/// daemon's lines into ``messages`` and writes what ``send(_:)`` hands it. ``close()``, ``closeAndWait()``, the
+/// A task of its own holds the socket for the life of the connection (NIO's `executeThenClose`): it writes what
+/// ``send(_:)`` hands it and sees the connection end, while the daemon's lines reach ``messages`` straight from
+/// the channel's event loop. ``close()``, ``closeAndWait()``, the
 /// daemon closing, an error, or the last reference to the connection and its `messages` going away end that
 /// task; it then fails the writes still waiting and ends `messages` after what was already read.
 public final class ShakeConnection: Sendable {
@@ -23,7 +24,7 @@ public final class ShakeConnection: Sendable {
         self.hello = hello
         self.link = link
         // The stream keeps the link, so a caller that keeps only `messages` keeps the connection open.
-        messages = AsyncThrowingStream { try await link.incoming.next() }
+        messages = AsyncThrowingStream { try await link.nextMessage() }
     }
 
     typealias Frame = LineFrameDecoder.Frame
@@ -50,13 +51,15 @@ public final class ShakeConnection: Sendable {
 
     static func open(path: String) async throws -> ShakeConnection {
         let channel: NIOAsyncChannel<Frame, ByteBuffer>
+        let incoming = WatermarkBuffer<ByteBuffer>()
         do {
             channel = try await withReachablePath(path) { reachable in
                 try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .connect(unixDomainSocketPath: reachable) { channel in
                         channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandler(
-                                ByteToMessageHandler(LineFrameDecoder(maxLength: maxLineLength)))
+                            try channel.pipeline.syncOperations.addHandlers(
+                                ByteToMessageHandler(LineFrameDecoder(maxLength: maxLineLength)),
+                                MessageDelivery(into: incoming))
                             return try NIOAsyncChannel<Frame, ByteBuffer>(
                                 wrappingChannelSynchronously: channel,
                                 configuration: .init(backPressureStrategy: backPressure))
@@ -66,10 +69,10 @@ public final class ShakeConnection: Sendable {
         } catch {
             throw ClientError.cannotConnect(path: path, reason: Self.describe(error))
         }
-        let link = Link(channel)
+        let link = Link(channel, incoming: incoming)
         let first: ServerMessage?
         do {
-            first = try await link.incoming.next()
+            first = try await link.nextMessage()
         } catch {
             await link.closeAndWait()
             throw error
@@ -133,10 +136,12 @@ public final class ShakeConnection: Sendable {
 }
 
 /// The socket of one connection and the task that owns it. The task runs NIO's `executeThenClose` scope for
-/// as long as the connection lives: it reads frames into `incoming` (a ``WatermarkBuffer``: while the consumer
-/// does not take them, it stops reading, and NIO stops reading the socket) and, beside it, writes what `write`
-/// queues. When the reading ends — the daemon closed, an error, or `close` — it closes the channel, fails the
-/// writes left, and leaves the scope, which finishes NIO's writer and waits for the socket to close.
+/// as long as the connection lives: it writes what `write` queues and waits for the inbound stream to end. The
+/// messages themselves do not pass through it: ``MessageDelivery`` parses each line on the event loop and hands
+/// it to `incoming` (a ``WatermarkBuffer``), one hand-over per line from the loop to the consumer; while the
+/// consumer does not take them, it stops reading the socket. When the inbound stream ends — the daemon closed,
+/// an error, or `close` — the task ends `incoming`, closes the channel, fails the writes left, and leaves the
+/// scope, which finishes NIO's writer and waits for the socket to close.
 ///
 /// The task holds the channel, the buffer and the write queue, never the link, so dropping the last
 /// `ShakeConnection` (and its `messages`) runs `deinit`, which closes: no task or socket outlives them.
@@ -149,18 +154,18 @@ private final class Link: Sendable {
         let done: CheckedContinuation<Void, any Error>
     }
 
-    let incoming = WatermarkBuffer<ServerMessage>()
+    let incoming: WatermarkBuffer<ByteBuffer>
     let allocator: ByteBufferAllocator
     private let channel: any Channel
     private let writes: AsyncStream<Write>.Continuation
     private let task: Task<Void, Never>
 
-    init(_ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>) {
+    init(_ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>, incoming: WatermarkBuffer<ByteBuffer>) {
+        self.incoming = incoming
         channel = asyncChannel.channel
         allocator = asyncChannel.channel.allocator
         let (queue, writes) = AsyncStream.makeStream(of: Write.self)
         self.writes = writes
-        let incoming = self.incoming
         task = Task {
             await Self.serve(asyncChannel, incoming: incoming, queue: queue, writes: writes)
         }
@@ -172,7 +177,7 @@ private final class Link: Sendable {
 
     /// The task's work, from connect to closed socket.
     private static func serve(
-        _ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>, incoming: WatermarkBuffer<ServerMessage>,
+        _ asyncChannel: NIOAsyncChannel<Frame, ByteBuffer>, incoming: WatermarkBuffer<ByteBuffer>,
         queue: AsyncStream<Write>, writes: AsyncStream<Write>.Continuation
     ) async {
         // The body throws nothing: a failed read ends `incoming` with its error, a failed write fails its send.
@@ -189,7 +194,7 @@ private final class Link: Sendable {
                         }
                     }
                 }
-                await read(inbound, into: incoming)
+                await waitForTheEnd(of: inbound, into: incoming)
                 // Nothing more is read: close first, so that the writes left fail at once instead of waiting
                 // for a socket nobody reads.
                 asyncChannel.channel.close(promise: nil)
@@ -198,16 +203,14 @@ private final class Link: Sendable {
         }
     }
 
-    /// Reads the daemon's lines and parses them, until the channel closes or fails; a line this client cannot
-    /// decode (a newer daemon's message) is skipped, not fatal.
-    private static func read(
-        _ inbound: NIOAsyncChannelInboundStream<Frame>, into incoming: WatermarkBuffer<ServerMessage>
+    /// Waits until the channel closes or fails, and ends `incoming` so. The inbound stream carries no frame
+    /// (``MessageDelivery`` takes them all before it), only the end or the error, which come after every line
+    /// read before them has been handed to `incoming`, since both travel the pipeline in order.
+    private static func waitForTheEnd(
+        of inbound: NIOAsyncChannelInboundStream<Frame>, into incoming: WatermarkBuffer<ByteBuffer>
     ) async {
         do {
-            for try await frame in inbound {
-                guard case .line(let line) = frame else { continue }
-                if let message = try? ServerMessage.parse(line.readableBytesView) { await incoming.yield(message) }
-            }
+            for try await _ in inbound {}
             incoming.finish()
         } catch {
             incoming.finish(throwing: error)
@@ -221,6 +224,16 @@ private final class Link: Sendable {
                 done.resume(throwing: ClientError.closed)
             }
         }
+    }
+
+    /// The next message the daemon sent, parsed on the consumer's task (the event loop only hands lines over, so
+    /// that it goes on reading and writing for every other connection); a line this client cannot decode (a newer
+    /// daemon's message) is skipped, not fatal. Nil at the end.
+    func nextMessage() async throws -> ServerMessage? {
+        while let line = try await incoming.next() {
+            if let message = try? ServerMessage.parse(line.readableBytesView) { return message }
+        }
+        return nil
     }
 
     /// Ends `incoming` after what it holds (letting go a reader held up by a full buffer), stops taking writes,
@@ -238,5 +251,66 @@ private final class Link: Sendable {
         close()
         await task.value
         try? await channel.eventLoop.submit {}.get()
+    }
+}
+
+/// Hands the daemon's lines, on the channel's event loop, to the connection's `incoming` buffer, where the
+/// consumer's task takes and parses them: one hand-over per line, where a reader task between NIO's inbound stream
+/// and the buffer made two. It keeps the backpressure that stream had: when the buffer reaches its high
+/// mark it holds back the channel's next `read` until the consumer has taken the buffer down to the low one, so
+/// a consumer that stops reading stops the socket being read. Frames are not passed on: the `NIOAsyncChannel` behind it sees only the end of
+/// the connection, or its error.
+final class MessageDelivery: ChannelDuplexHandler {
+    typealias InboundIn = LineFrameDecoder.Frame
+    typealias InboundOut = LineFrameDecoder.Frame
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let incoming: WatermarkBuffer<ByteBuffer>
+    /// The buffer is at its high mark: `read` waits for the consumer.
+    private var full = false
+    /// A `read` came while full: issued once there is room.
+    private var readHeldBack = false
+    private var context: ChannelHandlerContext?
+    /// What the buffer calls, from the consumer's task, once there is room: made once, not per message. It holds
+    /// this handler until the handler is removed, which lets it go.
+    private var whenRoom: (@Sendable () -> Void)?
+
+    init(into incoming: WatermarkBuffer<ByteBuffer>) {
+        self.incoming = incoming
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        whenRoom = { eventLoop.execute { handler.value.resumeReading() } }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        whenRoom = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .line(let line) = unwrapInboundIn(data), let whenRoom else { return }
+        // At the mark, the lines of a read already under way still go in: a read's worth past it at most.
+        if !incoming.offer(line, whenRoom: whenRoom) { full = true }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if full {
+            readHeldBack = true
+        } else {
+            context.read()
+        }
+    }
+
+    /// The consumer made room: the read held back goes out.
+    private func resumeReading() {
+        full = false
+        guard readHeldBack, let context else { return }
+        readHeldBack = false
+        context.read()
     }
 }

@@ -4,10 +4,12 @@ import Synchronization
 /// A small buffer between one producer and one consumer that keeps backpressure without a rendezvous per element.
 ///
 /// The producer's ``yield(_:)`` returns at once while fewer than `high` elements wait; at `high` it suspends
-/// until the consumer has taken the buffer down to `low` (or gone away). So a consumer that stops asking holds
-/// the producer up, and with it the reading of the socket, while one that keeps up costs a lock per element and
-/// a resumption only when it was waiting for one. Elements arrive in order; after ``finish(throwing:)`` the
-/// consumer gets what is left, then the end (or the error).
+/// until the consumer has taken the buffer down to `low` (or gone away). A producer that cannot suspend (a
+/// channel handler on its event loop) uses ``offer(_:whenRoom:)`` instead: it is told to stop at `high` and
+/// called back at `low`. So a consumer that stops asking holds the producer up, and with it the reading of the
+/// socket, while one that keeps up costs a lock per element and a resumption only when it was waiting for one.
+/// Elements arrive in order; after ``finish(throwing:)`` the consumer gets what is left, then the end (or the
+/// error).
 final class WatermarkBuffer<Element: Sendable>: Sendable {
     let low: Int
     let high: Int
@@ -18,7 +20,8 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         var end: (any Error)??
         var consumerGone = false
         var consumer: CheckedContinuation<Element?, any Error>?
-        var producer: CheckedContinuation<Void, Never>?
+        /// The producer held up at the high mark, to call once there is room (or nobody to wait for).
+        var room: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
@@ -30,7 +33,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
     }
 
     private enum TakeStep {
-        case element(Element, producer: CheckedContinuation<Void, Never>?)
+        case element(Element, room: (@Sendable () -> Void)?)
         case end((any Error)?)
         case cancelled
         case wait
@@ -68,13 +71,38 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
                     if state.consumerGone || state.end != nil || state.elements.count <= low || Task.isCancelled {
                         return true
                     }
-                    state.producer = continuation
+                    state.room = { continuation.resume() }
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            state.withLock { $0.producer.take() }?.resume()
+            state.withLock { $0.room.take() }?()
+        }
+    }
+
+    /// Hands `element` to the consumer without suspending, for a producer that cannot wait.
+    /// - Returns: whether the producer may go on; false at the high mark, after which `whenRoom` is called once,
+    ///   from the consumer's side, when the consumer has taken the buffer down to `low`, gone away, or the stream
+    ///   ended. Dropped, returning true, when the consumer is gone or the stream has ended.
+    func offer(_ element: Element, whenRoom: @escaping @Sendable () -> Void) -> Bool {
+        let next: YieldStep = state.withLock { state in
+            if state.consumerGone || state.end != nil { return .done }
+            if let consumer = state.consumer {
+                state.consumer = nil
+                return .resume(consumer)
+            }
+            state.elements.append(element)
+            guard state.elements.count >= high else { return .done }
+            state.room = whenRoom
+            return .wait
+        }
+        switch next {
+        case .done: return true
+        case .resume(let consumer):
+            consumer.resume(returning: element)
+            return true
+        case .wait: return false
         }
     }
 
@@ -82,25 +110,25 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
     /// waiting for room is let go, and what it yields from now on is dropped; so another task may end the
     /// stream (a connection being closed) while its producer is held up by a consumer that does not read.
     func finish(throwing error: (any Error)? = nil) {
-        let (consumer, producer) = state.withLock { state in
+        let (consumer, room) = state.withLock { state in
             guard state.end == nil else {
-                return (CheckedContinuation<Element?, any Error>?.none, CheckedContinuation<Void, Never>?.none)
+                return (CheckedContinuation<Element?, any Error>?.none, (@Sendable () -> Void)?.none)
             }
             state.end = .some(error)
-            return (state.elements.isEmpty ? state.consumer.take() : nil, state.producer.take())
+            return (state.elements.isEmpty ? state.consumer.take() : nil, state.room.take())
         }
-        producer?.resume()
+        room?()
         if let error { consumer?.resume(throwing: error) } else { consumer?.resume(returning: nil) }
     }
 
     /// The consumer stopped: the producer is let go and what it yields from now on is dropped.
     func consumerFinished() {
-        let producer = state.withLock { state in
+        let room = state.withLock { state in
             state.consumerGone = true
             state.elements.removeAll()
-            return state.producer.take()
+            return state.room.take()
         }
-        producer?.resume()
+        room?()
     }
 
     /// The next element, nil at the end; throws the producer's error after the last element. Returns nil when
@@ -108,8 +136,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
     func next() async throws -> Element? {
         let next: TakeStep = state.withLock { state in
             if let element = state.elements.popFirst() {
-                let producer = state.elements.count <= low ? state.producer.take() : nil
-                return .element(element, producer: producer)
+                return .element(element, room: state.elements.count <= low ? state.room.take() : nil)
             }
             if let end = state.end {
                 // The error is thrown once; after it, the stream just ends.
@@ -119,8 +146,8 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
             return .wait
         }
         switch next {
-        case .element(let element, let producer):
-            producer?.resume()
+        case .element(let element, let room):
+            room?()
             return element
         case .end(let error):
             if let error { throw error }
@@ -135,7 +162,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
                 let now: TakeStep = state.withLock { state in
                     if let element = state.elements.popFirst() {
-                        return .element(element, producer: state.elements.count <= low ? state.producer.take() : nil)
+                        return .element(element, room: state.elements.count <= low ? state.room.take() : nil)
                     }
                     if let end = state.end {
                         state.end = .some(nil)
@@ -146,8 +173,8 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
                     return .wait
                 }
                 switch now {
-                case .element(let element, let producer):
-                    producer?.resume()
+                case .element(let element, let room):
+                    room?()
                     continuation.resume(returning: element)
                 case .end(let error?): continuation.resume(throwing: error)
                 case .end(nil), .cancelled: continuation.resume(returning: nil)

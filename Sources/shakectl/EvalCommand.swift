@@ -1,13 +1,15 @@
 import ArgumentParser
-import Foundation
 import NumberFormat
 import ShakeConfig
 import ShakeDetection
 import ShakeEvaluation
 import ShakeTrace
-import Synchronization
 
-struct EvalCommand: ParsableCommand {
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct EvalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",
         abstract: "Score the detector on a labelled corpus of recordings.",
@@ -53,7 +55,7 @@ struct EvalCommand: ParsableCommand {
         guard compare.isEmpty || !json else { throw ValidationError("--compare prints a table; leave out --json") }
     }
 
-    func run() throws {
+    func run() async throws {
         let (settings, name) = try detector.resolve()
         if let resample, !(resample >= 1 && resample <= 10_000) {
             StandardStreams.printError("--resample must be between 1 and 10000 Hz")
@@ -69,14 +71,17 @@ struct EvalCommand: ParsableCommand {
 
         if compare.count == 2 {
             let sides = try compare.map { try Self.settings(named: $0) }
-            let evaluations = try sides.map { try Self.evaluate(corpus, settings: $0, resample: resample) }
+            var evaluations: [Evaluation] = []
+            for side in sides {
+                evaluations.append(try await Self.evaluate(corpus, settings: side, resample: resample))
+            }
             print(
                 Evaluation.comparison(
                     evaluations[0], evaluations[1], names: (compare[0], compare[1]),
                     title: "\(directory): \(corpus.recordings.count) recordings, \(compare[0]) against \(compare[1])"))
             return
         }
-        let evaluation = try Self.evaluate(corpus, settings: settings, resample: resample)
+        let evaluation = try await Self.evaluate(corpus, settings: settings, resample: resample)
         if json {
             print(evaluation.json(sensitivity: name, corpus: directory))
         } else {
@@ -89,36 +94,37 @@ struct EvalCommand: ParsableCommand {
 }
 
 extension EvalCommand {
-    /// Runs every recording of the corpus through a fresh detector and scores the events.
-    static func evaluate(_ corpus: Corpus, settings: DetectorSettings, resample: Double?) throws -> Evaluation {
-        let progress = Progress(total: corpus.recordings.count)
-        let results = Mutex<[Int: Result<Evaluation.Outcome, TraceError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: corpus.recordings.count) { index in
-            let recording = corpus.recordings[index]
-            let result = Result<Evaluation.Outcome, TraceError> { () throws(TraceError) in
-                var samples = try TraceFile.read(path: corpus.path(of: recording))
-                if let resample {
-                    samples = try TraceResampler.resample(
-                        samples, to: resample, source: corpus.path(of: recording))
+    /// Runs every recording of the corpus through a fresh detector and scores the events, as many recordings at a
+    /// time as there are cores. The outcomes keep the manifest's order, so the report does not depend on which
+    /// recording finished first; the first recording in that order that cannot be read is the one reported.
+    static func evaluate(_ corpus: Corpus, settings: DetectorSettings, resample: Double?) async throws -> Evaluation {
+        let recordings = corpus.recordings
+        let progress = Progress(total: recordings.count)
+        var results = [Result<Evaluation.Outcome, TraceError>?](repeating: nil, count: recordings.count)
+        await withTaskGroup(of: (Int, Result<Evaluation.Outcome, TraceError>).self) { group in
+            var next = recordings.startIndex
+            func start() {
+                guard next < recordings.endIndex else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    (index, Result { () throws(TraceError) in try score(recordings[index]) })
                 }
-                var detector = ShakeDetector(settings: settings)
-                var events = samples.compactMap { detector.process($0) }
-                if let last = detector.interrupt() { events.append(last) }
-                let duration = (samples.last?.time ?? 0) - (samples.first?.time ?? 0)
-                return Evaluation.Outcome(recording: recording, events: events, duration: duration)
             }
-            let done = results.withLock {
-                $0[index] = result
-                return $0.count
+            for _ in 0..<Self.concurrency { start() }
+            var done = 0
+            for await (index, result) in group {
+                results[index] = result
+                done += 1
+                progress.update(done)
+                start()
             }
-            progress.update(done)
         }
         progress.finish()
 
         var outcomes: [Evaluation.Outcome] = []
-        let all = results.withLock { $0 }
-        for index in corpus.recordings.indices {
-            switch all[index] {
+        for result in results {
+            switch result {
             case .success(let outcome): outcomes.append(outcome)
             case .failure(let error):
                 StandardStreams.printError("\(error)")
@@ -127,7 +133,22 @@ extension EvalCommand {
             }
         }
         return Evaluation(outcomes: outcomes)
+
+        @Sendable func score(_ recording: Corpus.Recording) throws(TraceError) -> Evaluation.Outcome {
+            var samples = try TraceFile.read(path: corpus.path(of: recording))
+            if let resample {
+                samples = try TraceResampler.resample(samples, to: resample, source: corpus.path(of: recording))
+            }
+            var detector = ShakeDetector(settings: settings)
+            var events = samples.compactMap { detector.process($0) }
+            if let last = detector.interrupt() { events.append(last) }
+            let duration = (samples.last?.time ?? 0) - (samples.first?.time ?? 0)
+            return Evaluation.Outcome(recording: recording, events: events, duration: duration)
+        }
     }
+
+    /// How many recordings are scored at once: one per online core (scoring is CPU work, reading a trace is short).
+    static var concurrency: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
     /// A preset by name, or else a configuration file's detector settings; a bad file exits with 64.
     static func settings(named name: String) throws -> DetectorSettings {

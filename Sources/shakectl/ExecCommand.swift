@@ -1,9 +1,9 @@
 import ArgumentParser
-import Foundation
 import NumberFormat
 import ShakeClient
 import ShakeDetection
 import ShakeProtocol
+import Subprocess
 
 struct ExecCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -96,9 +96,9 @@ actor CommandRunner {
         }
         let notification = queue.removeFirst()
         let words = self.words
-        running = Task.detached {
-            Self.run(words, for: notification)
-            await self.startNext()
+        running = Task {
+            await Self.run(words, for: notification)
+            self.startNext()
         }
     }
 
@@ -126,12 +126,23 @@ actor CommandRunner {
         return variables
     }
 
-    private static func run(_ words: [String], for notification: ServerMessage.Notification) {
-        let variables = ProcessInfo.processInfo.environment.merging(environment(for: notification)) { $1 }
+    /// Runs the command through `env` (which finds it on PATH, and says so when it cannot) with the event's
+    /// variables added to shakectl's environment and shakectl's standard streams, and waits for it without holding
+    /// a thread.
+    private static func run(_ words: [String], for notification: ServerMessage.Notification) async {
+        var variables: [Environment.Key: String?] = [:]
+        for (key, value) in environment(for: notification) { variables[Environment.Key(stringLiteral: key)] = value }
         do {
-            let status = try ChildProcess.run("/usr/bin/env", words, environment: variables)
-            if status != 0 {
+            let result = try await Subprocess.run(
+                .path("/usr/bin/env"), arguments: Arguments(words), environment: .inherit.updating(variables),
+                input: .currentStandardInput, output: .currentStandardOutput, error: .currentStandardError)
+            switch result.terminationStatus {
+            case .exited(0):
+                break
+            case .exited(let status):
                 StandardStreams.printError("\(words[0]) exited with status \(status) for event #\(notification.seq)")
+            case .signaled(let signal):
+                StandardStreams.printError("\(words[0]) was ended by signal \(signal) for event #\(notification.seq)")
             }
         } catch {
             StandardStreams.printError("cannot run \(words[0]): \(error)")

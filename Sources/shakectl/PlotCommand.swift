@@ -4,8 +4,10 @@ import ShakeConfig
 import ShakeDetection
 import ShakeEvaluation
 import ShakeTrace
+import Subprocess
+import SystemPackage
 
-struct PlotCommand: ParsableCommand {
+struct PlotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plot",
         abstract:
@@ -41,7 +43,7 @@ struct PlotCommand: ParsableCommand {
     @Option(help: "A labelled interval to shade, START:END in seconds (e.g. 2.0:3.5).")
     var label: String?
 
-    func run() throws {
+    func run() async throws {
         let (settings, name) = try detector.resolve()
         var interval: (start: Double, end: Double)?
         if let label {
@@ -82,7 +84,7 @@ struct PlotCommand: ParsableCommand {
             return
         }
         if isPNG {
-            try writePNG(svg, to: output)
+            try await writePNG(svg, to: output)
         } else if !FileManager.default.createFile(atPath: output, contents: Data(svg.utf8)) {
             StandardStreams.printError("\(output): cannot be written")
             throw ExitCode.failure
@@ -109,17 +111,24 @@ struct PlotCommand: ParsableCommand {
         }
     }
 
-    private func writePNG(_ svg: String, to output: String) throws {
+    private func writePNG(_ svg: String, to output: String) async throws {
         guard let converter = Self.onPath("rsvg-convert") else {
             StandardStreams.printError(
                 "PNG output needs rsvg-convert on PATH: apt-get install librsvg2-bin (or use .svg)")
             throw ExitCode.failure
         }
-        let status = try ChildProcess.run(
-            converter, ["--format", "png", "--output", output], environment: ProcessInfo.processInfo.environment,
-            input: Array(svg.utf8))
-        guard status == 0 else {
-            StandardStreams.printError("\(output): rsvg-convert failed (status \(status))")
+        let status: TerminationStatus
+        do {
+            status = try await Subprocess.run(
+                .path(FilePath(converter)), arguments: ["--format", "png", "--output", output],
+                input: .array(Array(svg.utf8)), output: .currentStandardOutput, error: .currentStandardError
+            ).terminationStatus
+        } catch {
+            StandardStreams.printError("\(output): cannot run rsvg-convert: \(error)")
+            throw ExitCode.failure
+        }
+        guard status == .exited(0) else {
+            StandardStreams.printError("\(output): rsvg-convert failed (\(status))")
             throw ExitCode.failure
         }
     }

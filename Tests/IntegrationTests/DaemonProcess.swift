@@ -156,7 +156,7 @@ enum Harness {
         let daemon = try DaemonProcess(
             command: [product("shaked"), "--source", "replay:\(trace)", "--socket", socket] + arguments,
             pidFile: "\(directory)/daemon.pid")
-        let listening = daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
+        let listening = daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(listening, "the daemon did not create its socket: \(daemon.stderr)")
         return (daemon, socket, directory)
     }

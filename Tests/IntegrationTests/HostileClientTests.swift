@@ -38,7 +38,7 @@ struct HostileClientTests {
                 + ["/usr/bin/env", "NOTIFY_SOCKET=\(watchdog.path)", "WATCHDOG_USEC=\(Self.watchdogMicroseconds)"]
                 + [Harness.product("shaked")] + arguments,
             pidFile: "\(directory)/daemon.pid")
-        let listening = daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
+        let listening = daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(listening, "the daemon did not create its socket: \(daemon.stderr)")
         return (daemon, socket, watchdog)
     }

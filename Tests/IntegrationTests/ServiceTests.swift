@@ -69,7 +69,7 @@ struct ServiceTests {
             to: file)
         let daemon = try start(["--config", file, "--loop", "--log-level", "info"], directory: directory)
         defer { _ = daemon.stop() }
-        let listening = daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
+        let listening = daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(listening, "\(daemon.stderr)")
         var info = stat()
         #expect(stat(socket, &info) == 0 && info.st_mode & 0o777 == 0o600)
@@ -90,7 +90,7 @@ struct ServiceTests {
             ["--config", file, "--source", "replay:\(trace)", "--loop", "--speed", "3", "--socket", socket],
             directory: directory)
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) })
+        #expect(daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) })
         let listener = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--phases", "ended"],
             pidFile: "\(directory)/none")
@@ -209,7 +209,7 @@ struct ServiceTests {
                 "echo $$ > '\(pidFile)'; export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/$$/fd/2); exec \(command)",
             ], pidFile: pidFile)
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) })
+        #expect(daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) })
         let listener = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket, "--json"], pidFile: "\(directory)/none")
         defer { _ = listener.stop() }

@@ -124,7 +124,7 @@ struct SocketTests {
             }
             _ = activator.stop(signal: SIGTERM)
         }
-        let ready = activator.wait(timeout: 10) { _ in FileManager.default.fileExists(atPath: socket) }
+        let ready = activator.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(ready)
         // The first connection starts the daemon, which takes over the passed socket.
         let listened = try Command.run(

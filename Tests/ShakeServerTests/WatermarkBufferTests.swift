@@ -88,4 +88,57 @@ struct WatermarkBufferTests {
         while let value = try await buffer.next() { taken.append(value) }
         #expect(taken == [0, 1, 2])
     }
+
+    /// A producer that cannot wait (the connection's channel handler) is told to stop at the high mark and called
+    /// back, once, when the consumer has taken the buffer down to the low one.
+    @Test func anOfferAtTheHighMarkSaysStopAndCallsBackAtTheLowOne() async throws {
+        let buffer = WatermarkBuffer<Int>(low: 2, high: 5)
+        let calls = Atomic<Int>(0)
+        let whenRoom: @Sendable () -> Void = { calls.add(1, ordering: .relaxed) }
+        for value in 0..<4 { #expect(buffer.offer(value, whenRoom: whenRoom)) }
+        #expect(!buffer.offer(4, whenRoom: whenRoom))
+        // Past the mark (the rest of a read under way) elements still go in, in order.
+        #expect(!buffer.offer(5, whenRoom: whenRoom))
+        for expected in 0..<3 { #expect(try await buffer.next() == expected) }
+        #expect(calls.load(ordering: .relaxed) == 0)  // three left: above the low mark
+        #expect(try await buffer.next() == 3)
+        #expect(calls.load(ordering: .relaxed) == 1)
+        #expect(try await buffer.next() == 4)
+        #expect(calls.load(ordering: .relaxed) == 1)
+        #expect(buffer.offer(6, whenRoom: whenRoom))
+        buffer.finish()
+        #expect(try await buffer.next() == 5)
+        #expect(try await buffer.next() == 6)
+        #expect(try await buffer.next() == nil)
+    }
+
+    /// A producer held up at the mark is called back when the consumer goes away or the stream ends, and what it
+    /// offers after that is dropped without holding it up again.
+    @Test(arguments: [false, true])
+    func anOfferHeldUpIsLetGoWhenTheConsumerGoesOrTheStreamEnds(byFinishing: Bool) async throws {
+        let buffer = WatermarkBuffer<Int>(low: 0, high: 2)
+        let calls = Atomic<Int>(0)
+        let whenRoom: @Sendable () -> Void = { calls.add(1, ordering: .relaxed) }
+        #expect(buffer.offer(0, whenRoom: whenRoom))
+        #expect(!buffer.offer(1, whenRoom: whenRoom))
+        if byFinishing { buffer.finish() } else { buffer.consumerFinished() }
+        #expect(calls.load(ordering: .relaxed) == 1)
+        #expect(buffer.offer(2, whenRoom: whenRoom))
+        #expect(calls.load(ordering: .relaxed) == 1)
+        if byFinishing {
+            // The consumer, still there, gets what was in before the end, and not what came after it.
+            var taken: [Int] = []
+            while let value = try await buffer.next() { taken.append(value) }
+            #expect(taken == [0, 1])
+        }
+    }
+
+    /// A consumer already waiting is handed an offered element at once.
+    @Test func anOfferGoesStraightToAWaitingConsumer() async throws {
+        let buffer = WatermarkBuffer<Int>(low: 1, high: 4)
+        let consumer = Task { try await buffer.next() }
+        await settle(turns: 100) { false }
+        #expect(buffer.offer(7) {})
+        #expect(try await consumer.value == 7)
+    }
 }

@@ -8,6 +8,19 @@ public enum UnixSocket {
         open(path, type: type) { fd, address, length in Foundation.connect(fd, address, length) }
     }
 
+    /// Whether a stream socket listens at `path`, from the kernel's table (/proc/net/unix), without connecting.
+    /// The file appears at `bind`, before the daemon gives it its mode and listens; a test that connects or
+    /// checks the mode as soon as the file exists races with that.
+    public static func isListening(_ path: String) -> Bool {
+        guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return false }
+        // Num RefCount Protocol Flags Type St Inode Path; Flags has __SO_ACCEPTCON (0x10000) once listening.
+        return table.split(separator: "\n").dropFirst().contains { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 8, fields[7] == path, let flags = UInt32(fields[3], radix: 16) else { return false }
+            return flags & 0x10000 != 0
+        }
+    }
+
     /// A new socket of `type` bound to `path`, or nil (errno set).
     public static func bind(_ path: String, type: Int32) -> Int32? {
         open(path, type: type) { fd, address, length in Foundation.bind(fd, address, length) }
