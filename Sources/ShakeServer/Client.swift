@@ -23,7 +23,11 @@ final class Client {
     let channel: any Channel
     let peer: PeerCredentials?
     var isSubscriber = true
-    var phases = Set(ShakeEvent.Phase.allCases)
+    var phases = Set(ShakeEvent.Phase.allCases) {
+        didSet { phaseMask = Self.mask(of: phases) }
+    }
+    /// ``phases`` as one bit per phase: what the fan-out of an event tests, client after client.
+    private(set) var phaseMask = Client.mask(of: Set(ShakeEvent.Phase.allCases))
     var wantsSamples = false
     var badLines = 0
     private var queue = OutboundQueue<ByteBuffer>(weight: \.readableBytes)
@@ -35,9 +39,33 @@ final class Client {
     /// went down (see ``ClientHandler``).
     var readingResumed: (() -> Void)?
 
-    init(channel: any Channel, peer: PeerCredentials?) {
+    /// The client's handler's place in the channel's pipeline: what is written from there goes straight to the
+    /// socket, past the handlers in between (the client's own handler passes writes on untouched). Nil when the
+    /// client was made without a handler: writes go through the whole pipeline then.
+    private let outbound: ChannelHandlerContext?
+
+    init(channel: any Channel, peer: PeerCredentials?, outbound: ChannelHandlerContext? = nil) {
         self.channel = channel
         self.peer = peer
+        self.outbound = outbound
+    }
+
+    /// Whether an event of `phase` is sent to this client.
+    @inline(__always)
+    func wants(_ phase: ShakeEvent.Phase) -> Bool {
+        isSubscriber && phaseMask & Self.bit(of: phase) != 0
+    }
+
+    private static func bit(of phase: ShakeEvent.Phase) -> UInt8 {
+        switch phase {
+        case .began: 1
+        case .ended: 2
+        case .cancelled: 4
+        }
+    }
+
+    private static func mask(of phases: Set<ShakeEvent.Phase>) -> UInt8 {
+        phases.reduce(0) { $0 | bit(of: $1) }
     }
 
     /// Log metadata naming the client.
@@ -88,7 +116,7 @@ final class Client {
         switch action {
         case .write(let buffer):
             write(buffer)
-            channel.flush()
+            flush()
             return .delivered
         case .queued(let droppedOldest):
             drain()
@@ -114,7 +142,15 @@ final class Client {
             report(from: before)
             readingResumed?()
         }
-        channel.write(buffer, promise: promise)
+        if let outbound {
+            outbound.write(NIOAny(buffer), promise: promise)
+        } else {
+            channel.write(buffer, promise: promise)
+        }
+    }
+
+    private func flush() {
+        if let outbound { outbound.flush() } else { channel.flush() }
     }
 
     private func report(from before: Int) {
@@ -135,7 +171,7 @@ final class Client {
             }
             wrote = true
         }
-        if wrote { channel.flush() }
+        if wrote { flush() }
         if wasPaused && !queue.isReadingPaused && !queue.isClosing { readingResumed?() }
     }
 
@@ -231,7 +267,7 @@ final class ClientHandler: ChannelDuplexHandler {
         // The credentials are read on the channel's loop, and the handler lives there: no hop, no Sendable capture.
         credentials.assumeIsolated().whenSuccess { [self] peer in
             guard active else { return }
-            let client = Client(channel: channel, peer: peer)
+            let client = Client(channel: channel, peer: peer, outbound: self.context)
             client.readingResumed = { [self] in handleLines() }
             self.client = client
             server.accept(client)
