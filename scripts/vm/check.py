@@ -4,8 +4,8 @@
 Two comparisons for each scenario:
 - as delivered (HID scenarios): the feeder logs when it sent each row (CLOCK_MONOTONIC, the clock the daemon's
   events must use); `shakectl detect` on those rows, at those times, quantized to the device's resolution, must give
-  the daemon's events exactly: same phases, times within 2 ms, peaks within the quantum plus the JSON's rounding.
-  This shows that the capture path hands over what the sensor produced, on the right clock.
+  the daemon's events: same phases, times within 2 ms, peaks within the quantum plus the JSON's rounding plus 0.5%
+  (what one report merged or dropped by the kernel under load moves them). This shows that the capture path hands over what the sensor produced, on the right clock.
 - as recorded: the daemon's events, mapped onto the trace's clock with the feeder's start time, must have the same
   phases and count as `shakectl detect` on the trace file (quantized), times within 100 ms (the guest's timing
   under emulation; the largest difference is printed).
@@ -304,7 +304,12 @@ def check(name, s, spec, args, tmp):
         delivered = [[t] + q[i][1:] for t, i in s["sent"]]
         as_delivered = detect(args.shakectl, delivered, args.delivered, name + ".csv")
         before = len(problems)
-        max_dt, max_dp = compare(s["events"], as_delivered, interval + 0.0005, lambda p: quantum + 0.011, problems)
+        # Peaks within the quantum and the JSON's rounding, plus 0.5%: one report the kernel merges or drops under
+        # the guest's load moves a peak while phases and times still agree (the delivered rows of a systemd run,
+        # one row during a shake left out at a time: peaks from 28.46 to 28.60 where all rows give 28.52; the
+        # daemon's was 28.58, its times equal to the millisecond).
+        max_dt, max_dp = compare(
+            s["events"], as_delivered, interval + 0.0005, lambda p: quantum + 0.011 + 0.005 * p, problems)
         if len(problems) > before:
             problems.insert(before, "against the samples as delivered (%s):" % path)
         elif max_dt is not None:
