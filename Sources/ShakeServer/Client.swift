@@ -23,21 +23,51 @@ final class Client {
     let channel: any Channel
     let peer: PeerCredentials?
     var isSubscriber = true
-    var phases = Set(ShakeEvent.Phase.allCases)
+    var phases = Set(ShakeEvent.Phase.allCases) {
+        didSet { phaseMask = Self.mask(of: phases) }
+    }
+    /// ``phases`` as one bit per phase: what the fan-out of an event tests, client after client.
+    private(set) var phaseMask = Client.mask(of: Set(ShakeEvent.Phase.allCases))
     var wantsSamples = false
     var badLines = 0
     private var queue = OutboundQueue<ByteBuffer>(weight: \.readableBytes)
     /// Bytes handed to the channel that the kernel has not taken yet.
     private var inFlight = 0
+    /// Inside ``accounted(_:)``: changes of ``owed`` are reported once, when the outermost call ends.
+    private var accounting = false
     /// Called with the change, whenever ``owed`` changes: the server keeps the total over its clients.
     var owedChanged: ((Int) -> Void)?
     /// Called when this client's requests may be read again: its answers were written, or the bytes it is owed
     /// went down (see ``ClientHandler``).
     var readingResumed: (() -> Void)?
 
-    init(channel: any Channel, peer: PeerCredentials?) {
+    /// The client's handler's place in the channel's pipeline: what is written from there goes straight to the
+    /// socket, past the handlers in between (the client's own handler passes writes on untouched). Nil when the
+    /// client was made without a handler: writes go through the whole pipeline then.
+    private let outbound: ChannelHandlerContext?
+
+    init(channel: any Channel, peer: PeerCredentials?, outbound: ChannelHandlerContext? = nil) {
         self.channel = channel
         self.peer = peer
+        self.outbound = outbound
+    }
+
+    /// Whether an event of `phase` is sent to this client.
+    @inline(__always)
+    func wants(_ phase: ShakeEvent.Phase) -> Bool {
+        isSubscriber && phaseMask & Self.bit(of: phase) != 0
+    }
+
+    private static func bit(of phase: ShakeEvent.Phase) -> UInt8 {
+        switch phase {
+        case .began: 1
+        case .ended: 2
+        case .cancelled: 4
+        }
+    }
+
+    private static func mask(of phases: Set<ShakeEvent.Phase>) -> UInt8 {
+        phases.reduce(0) { $0 | bit(of: $1) }
     }
 
     /// Log metadata naming the client.
@@ -63,10 +93,10 @@ final class Client {
     /// reported like one dropped for room.
     @discardableResult
     func dropInstead(limits: OutboundQueue<ByteBuffer>.Limits) -> Delivery {
-        let before = owed
-        defer { report(from: before) }
-        guard let action = queue.drop(limits: limits) else { return .droppedOldest }
-        return perform(action)
+        accounted {
+            guard let action = queue.drop(limits: limits) else { return .droppedOldest }
+            return perform(action)
+        }
     }
 
     /// Sends an answer to the client's own request: never dropped (a client that asks without reading is cut
@@ -79,16 +109,14 @@ final class Client {
     private func enqueue(
         _ buffer: ByteBuffer, kind: OutboundQueue<ByteBuffer>.Kind, limits: OutboundQueue<ByteBuffer>.Limits
     ) -> Delivery {
-        let before = owed
-        defer { report(from: before) }
-        return perform(queue.enqueue(buffer, kind: kind, writable: channel.isWritable, limits: limits))
+        accounted { perform(queue.enqueue(buffer, kind: kind, writable: channel.isWritable, limits: limits)) }
     }
 
     private func perform(_ action: OutboundQueue<ByteBuffer>.EnqueueAction) -> Delivery {
         switch action {
         case .write(let buffer):
             write(buffer)
-            channel.flush()
+            flush()
             return .delivered
         case .queued(let droppedOldest):
             drain()
@@ -109,41 +137,60 @@ final class Client {
         inFlight += bytes
         let promise = channel.eventLoop.makePromise(of: Void.self)
         promise.futureResult.assumeIsolated().whenComplete { [self] _ in
-            let before = owed
+            // Taken at once (the flush that wrote it runs this), it is no change to report: only a write the
+            // kernel takes later is.
             inFlight -= bytes
-            report(from: before)
+            if !accounting { owedChanged?(-bytes) }
             readingResumed?()
         }
-        channel.write(buffer, promise: promise)
+        if let outbound {
+            outbound.write(NIOAny(buffer), promise: promise)
+        } else {
+            channel.write(buffer, promise: promise)
+        }
     }
 
-    private func report(from before: Int) {
-        let change = owed - before
-        if change != 0 { owedChanged?(change) }
+    private func flush() {
+        if let outbound { outbound.flush() } else { channel.flush() }
+    }
+
+    /// Runs `body` and reports the change it made to ``owed``, once. Calls within it (a drain while enqueueing,
+    /// a write completed inside the flush that wrote it, an answer to a request read in between) are counted in
+    /// that one change, not reported again.
+    private func accounted<T>(_ body: () -> T) -> T {
+        guard !accounting else { return body() }
+        accounting = true
+        let before = owed
+        defer {
+            accounting = false
+            let change = owed - before
+            if change != 0 { owedChanged?(change) }
+        }
+        return body()
     }
 
     /// Writes what waits, while the socket takes it; reads again once no answer waits.
     func drain() {
-        let before = owed
-        defer { report(from: before) }
         let wasPaused = queue.isReadingPaused
-        var wrote = false
-        while channel.isWritable, let output = queue.next() {
-            switch output {
-            case .message(let buffer): write(buffer)
-            case .dropped(let count): write(ServerMessage.dropped(count: count).buffer)
+        accounted {
+            var wrote = false
+            while channel.isWritable, let output = queue.next() {
+                switch output {
+                case .message(let buffer): write(buffer)
+                case .dropped(let count): write(ServerMessage.dropped(count: count).buffer)
+                }
+                wrote = true
             }
-            wrote = true
+            if wrote { flush() }
         }
-        if wrote { channel.flush() }
         if wasPaused && !queue.isReadingPaused && !queue.isClosing { readingResumed?() }
     }
 
     /// Writes everything still owed, then closes.
     func flushAndClose() -> EventLoopFuture<Void> {
-        let before = owed
-        for buffer in queue.close() { channel.write(buffer, promise: nil) }
-        report(from: before)
+        accounted {
+            for buffer in queue.close() { self.channel.write(buffer, promise: nil) }
+        }
         // A client that does not read would hold the flush forever: give it a second, then close regardless.
         let channel = self.channel
         let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
@@ -154,9 +201,7 @@ final class Client {
     }
 
     func close() {
-        let before = owed
-        queue.cutOff()
-        report(from: before)
+        accounted { queue.cutOff() }
         channel.close(promise: nil)
     }
 }
@@ -231,7 +276,7 @@ final class ClientHandler: ChannelDuplexHandler {
         // The credentials are read on the channel's loop, and the handler lives there: no hop, no Sendable capture.
         credentials.assumeIsolated().whenSuccess { [self] peer in
             guard active else { return }
-            let client = Client(channel: channel, peer: peer)
+            let client = Client(channel: channel, peer: peer, outbound: self.context)
             client.readingResumed = { [self] in handleLines() }
             self.client = client
             server.accept(client)

@@ -336,8 +336,9 @@ public final class ShakeServer: Sendable {
             guard self.loop.value.sampleStreams > 0 else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
             let limits = self.clientLimits
+            let clientBuffer = self.configuration.clientBuffer
             for client in self.clients.values where client.wantsSamples {
-                self.send(client, buffer, limits: limits)
+                self.send(client, buffer, limits: limits, clientBuffer: clientBuffer)
             }
         }
     }
@@ -376,8 +377,10 @@ public final class ShakeServer: Sendable {
         ring.append(seq: seq, phase: event.phase, line: line)
         // One line for everyone: serialized once, its bytes shared by every client's socket.
         let limits = clientLimits
-        for client in clients.values where client.isSubscriber && client.phases.contains(event.phase) {
-            send(client, line, limits: limits)
+        let clientBuffer = configuration.clientBuffer
+        let phase = event.phase
+        for client in clients.values where client.wants(phase) {
+            send(client, line, limits: limits, clientBuffer: clientBuffer)
         }
     }
 
@@ -581,9 +584,13 @@ public final class ShakeServer: Sendable {
             answerLimit: max(4 * configuration.queueLimit, configuration.replayCapacity + 16))
     }
 
-    private func send(_ client: Client, _ buffer: ByteBuffer, limits: OutboundQueue<ByteBuffer>.Limits) {
+    /// Sends an event or a sample to one client, or drops it when the client (or all of them) hold too much.
+    /// - Parameter clientBuffer: the configuration's ``ServerConfiguration/clientBuffer``, read once per fan-out.
+    private func send(
+        _ client: Client, _ buffer: ByteBuffer, limits: OutboundQueue<ByteBuffer>.Limits, clientBuffer: Int
+    ) {
         let owed = client.owed
-        if owed > 0 && (owed + buffer.readableBytes > configuration.clientBuffer || loop.value.overBudget) {
+        if owed > 0 && (owed + buffer.readableBytes > clientBuffer || loop.value.overBudget) {
             account(client.dropInstead(limits: limits), for: client)
         } else {
             account(client.send(buffer, limits: limits), for: client)

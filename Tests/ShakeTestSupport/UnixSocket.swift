@@ -12,7 +12,20 @@ public enum UnixSocket {
     /// The file appears at `bind`, before the daemon gives it its mode and listens; a test that connects or
     /// checks the mode as soon as the file exists races with that.
     public static func isListening(_ path: String) -> Bool {
-        guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return false }
+        // Read to the end: /proc reports a size of 0, and String(contentsOfFile:) stops after the first page
+        // (about 4 KB: some 40 sockets, far fewer than the tests running beside this one have open).
+        let fd = Glibc.open("/proc/net/unix", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        let table = String(decoding: bytes, as: UTF8.self)
         // Num RefCount Protocol Flags Type St Inode Path; Flags has __SO_ACCEPTCON (0x10000) once listening.
         return table.split(separator: "\n").dropFirst().contains { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
