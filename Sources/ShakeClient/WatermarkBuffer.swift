@@ -48,20 +48,25 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
 
     /// Hands `element` to the consumer; suspends while the buffer is full. Dropped when the consumer is gone.
     func yield(_ element: Element) async {
-        let next: YieldStep = state.withLock { state in
-            if state.consumerGone || state.end != nil { return .done }
-            if let consumer = state.consumer {
-                state.consumer = nil
-                return .resume(consumer)
-            }
-            state.elements.append(element)
-            return state.elements.count >= high ? .wait : .done
-        }
+        let next = state.withLock { Self.place(element, in: &$0, high: high) }
         switch next {
         case .done: return
         case .resume(let consumer): consumer.resume(returning: element)
         case .wait: await waitForRoom()
         }
+    }
+
+    /// Under the lock, what ``yield(_:)`` and ``offer(_:whenRoom:)`` share: `element` dropped (`.done`) when the
+    /// consumer is gone or the stream ended, handed to a waiting consumer (`.resume`), or queued — `.wait` once
+    /// the queue reaches `high`.
+    private static func place(_ element: Element, in state: inout State, high: Int) -> YieldStep {
+        if state.consumerGone || state.end != nil { return .done }
+        if let consumer = state.consumer {
+            state.consumer = nil
+            return .resume(consumer)
+        }
+        state.elements.append(element)
+        return state.elements.count >= high ? .wait : .done
     }
 
     private func waitForRoom() async {
@@ -86,16 +91,10 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
     ///   from the consumer's side, when the consumer has taken the buffer down to `low`, gone away, or the stream
     ///   ended. Dropped, returning true, when the consumer is gone or the stream has ended.
     func offer(_ element: Element, whenRoom: @escaping @Sendable () -> Void) -> Bool {
-        let next: YieldStep = state.withLock { state in
-            if state.consumerGone || state.end != nil { return .done }
-            if let consumer = state.consumer {
-                state.consumer = nil
-                return .resume(consumer)
-            }
-            state.elements.append(element)
-            guard state.elements.count >= high else { return .done }
-            state.room = whenRoom
-            return .wait
+        let next = state.withLock { state in
+            let step = Self.place(element, in: &state, high: high)
+            if case .wait = step { state.room = whenRoom }
+            return step
         }
         switch next {
         case .done: return true
