@@ -31,8 +31,14 @@ final class Client {
     var wantsSamples = false
     var badLines = 0
     private var queue = OutboundQueue<ByteBuffer>(weight: \.readableBytes)
-    /// Bytes handed to the channel that the kernel has not taken yet.
+    /// Bytes handed to the channel that the kernel has not taken yet: what the channel held after the last flush,
+    /// or after the last write the kernel took later (``watchUntilTaken()``).
     private var inFlight = 0
+    /// An empty write with a promise waits behind bytes the kernel did not take at once.
+    private var watching = false
+    /// The channel's writability as its changes were reported (``writabilityChanged()``): what every message
+    /// tests, without a load of the channel's atomic flag.
+    private var writable: Bool
     /// Inside ``accounted(_:)``: changes of ``owed`` are reported once, when the outermost call ends.
     private var accounting = false
     /// Called with the change, whenever ``owed`` changes: the server keeps the total over its clients.
@@ -50,6 +56,7 @@ final class Client {
         self.channel = channel
         self.peer = peer
         self.outbound = outbound
+        writable = channel.isWritable
     }
 
     /// Whether an event of `phase` is sent to this client.
@@ -109,7 +116,7 @@ final class Client {
     private func enqueue(
         _ buffer: ByteBuffer, kind: OutboundQueue<ByteBuffer>.Kind, limits: OutboundQueue<ByteBuffer>.Limits
     ) -> Delivery {
-        accounted { perform(queue.enqueue(buffer, kind: kind, writable: channel.isWritable, limits: limits)) }
+        accounted { perform(queue.enqueue(buffer, kind: kind, writable: writable, limits: limits)) }
     }
 
     private func perform(_ action: OutboundQueue<ByteBuffer>.EnqueueAction) -> Delivery {
@@ -131,42 +138,72 @@ final class Client {
         }
     }
 
-    /// Hands `buffer` to the channel, counting it as owed until the kernel has taken it.
+    /// Hands `buffer` to the channel. Whatever the kernel does not take at the next ``flush()`` is owed until it
+    /// does; a write needs no promise of its own.
     private func write(_ buffer: ByteBuffer) {
-        let bytes = buffer.readableBytes
-        inFlight += bytes
-        let promise = channel.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.assumeIsolated().whenComplete { [self] _ in
-            // Taken at once (the flush that wrote it runs this), it is no change to report: only a write the
-            // kernel takes later is.
-            inFlight -= bytes
-            if !accounting { owedChanged?(-bytes) }
-            readingResumed?()
-        }
         if let outbound {
-            outbound.write(NIOAny(buffer), promise: promise)
+            outbound.write(NIOAny(buffer), promise: nil)
         } else {
-            channel.write(buffer, promise: promise)
+            channel.write(buffer, promise: nil)
         }
     }
 
+    /// Sends what was written to the kernel, and counts what it did not take at once as owed.
     private func flush() {
         if let outbound { outbound.flush() } else { channel.flush() }
+        inFlight = bytesHeldByChannel
+        if inFlight > 0 && !watching { watchUntilTaken() }
     }
 
-    /// Runs `body` and reports the change it made to ``owed``, once. Calls within it (a drain while enqueueing,
-    /// a write completed inside the flush that wrote it, an answer to a request read in between) are counted in
-    /// that one change, not reported again.
+    /// Bytes the channel holds that the kernel has not taken yet (none once it is closed).
+    private var bytesHeldByChannel: Int {
+        (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+    }
+
+    /// Puts an empty write with a promise behind the bytes the channel holds: the channel completes it once the
+    /// kernel has taken them (or fails it as it closes). Then what was written since, if anything, is watched
+    /// the same way. One promise per client with bytes waiting, none for a line the kernel takes at once.
+    private func watchUntilTaken() {
+        watching = true
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.assumeIsolated().whenComplete { [self] _ in
+            watching = false
+            let before = inFlight
+            inFlight = bytesHeldByChannel
+            if inFlight > 0 { watchUntilTaken() }
+            // Inside ``accounted(_:)`` (a flush of ours completed it) the change is reported there.
+            guard !accounting else { return }
+            if inFlight != before { owedChanged?(inFlight - before) }
+            if before > 0 && owed == 0 { readingResumed?() }
+        }
+        if let outbound {
+            outbound.write(NIOAny(ByteBuffer()), promise: promise)
+            outbound.flush()
+        } else {
+            channel.writeAndFlush(ByteBuffer(), promise: promise)
+        }
+    }
+
+    /// Runs `body` and reports the change it made to ``owed``, once, and that the client's requests may be read
+    /// again if it made it nothing. Calls within it (a drain while enqueueing, bytes taken inside a flush of its
+    /// own, an answer to a request read in between) are counted in that one change, not reported again.
     private func accounted<T>(_ body: () -> T) -> T {
         guard !accounting else { return body() }
         accounting = true
         let before = owed
         defer {
             accounting = false
-            let change = owed - before
-            if change != 0 { owedChanged?(change) }
+            let after = owed
+            if after != before { owedChanged?(after - before) }
+            if before > 0 && after == 0 { readingResumed?() }
         }
         return body()
+    }
+
+    /// The channel's writability changed: writes what waits, if it takes more now.
+    func writabilityChanged() {
+        writable = channel.isWritable
+        drain()
     }
 
     /// Writes what waits, while the socket takes it; reads again once no answer waits.
@@ -174,7 +211,7 @@ final class Client {
         let wasPaused = queue.isReadingPaused
         accounted {
             var wrote = false
-            while channel.isWritable, let output = queue.next() {
+            while writable, let output = queue.next() {
                 switch output {
                 case .message(let buffer): write(buffer)
                 case .dropped(let count): write(ServerMessage.dropped(count: count).buffer)
@@ -349,7 +386,7 @@ final class ClientHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        client?.drain()
+        client?.writabilityChanged()
         context.fireChannelWritabilityChanged()
     }
 
