@@ -51,11 +51,14 @@ final class Client {
     /// socket, past the handlers in between (the client's own handler passes writes on untouched). Nil when the
     /// client was made without a handler: writes go through the whole pipeline then.
     private let outbound: ChannelHandlerContext?
+    /// The channel's options, read on its loop: fetched once, not for every flush.
+    private let options: (any NIOSynchronousChannelOptions)?
 
     init(channel: any Channel, peer: PeerCredentials?, outbound: ChannelHandlerContext? = nil) {
         self.channel = channel
         self.peer = peer
         self.outbound = outbound
+        options = channel.syncOptions
         writable = channel.isWritable
     }
 
@@ -157,7 +160,7 @@ final class Client {
 
     /// Bytes the channel holds that the kernel has not taken yet (none once it is closed).
     private var bytesHeldByChannel: Int {
-        (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        (try? options?.getOption(.bufferedWritableBytes)) ?? 0
     }
 
     /// Puts an empty write with a promise behind the bytes the channel holds: the channel completes it once the

@@ -54,4 +54,44 @@ struct TotalBufferTests {
         withExtendedLifetime(sleeper) {}
         await harness.stop()
     }
+
+    /// What the kernel did not take at once is owed only until it takes it: a client that stopped reading until
+    /// the server held more than the whole budget for it, then reads everything, is owed nothing again. Its
+    /// waiting request is answered, and it gets every event from then on, none dropped.
+    @Test func aClientThatCatchesUpIsOwedNothingAgain() async throws {
+        var configuration = ServerConfiguration()
+        configuration.totalBuffer = 8 * 1024
+        configuration.clientBuffer = 64 * 1024
+        configuration.queueLimit = 100_000
+        configuration.dropLimit = 1_000_000
+        let harness = try await ServerHarness(configuration: configuration)
+        let sleeper = try RawClient(path: harness.path)
+        #expect(sleeper.readLine(containing: #""event":"hello""#) != nil)
+        let observer = try RawClient(path: harness.path)
+        #expect(observer.readLine(containing: #""event":"hello""#) != nil)
+        // The sleeper does not read: its socket fills, then the bytes the server holds for it pass the budget.
+        // The observer reads along, ten events at a time.
+        var published = 0
+        for _ in 0..<200 {
+            for _ in 0..<10 {
+                published += 1
+                harness.server.publish(.began(time: Double(published)))
+            }
+            #expect(observer.readLine(containing: #""seq":\#(published),"#) != nil)
+        }
+        let droppedWhileAsleep = try TotalBufferTests.eventsDropped(asking: observer)
+        #expect(droppedWhileAsleep > 0)
+        // It asks, then reads: the question is read once everything held for it was taken.
+        sleeper.write(#"{"request":"status"}"# + "\n")
+        #expect(sleeper.readLine(containing: #""event":"status""#) != nil)
+        // Nothing is owed any more, to it or in all: its events go out one by one, none dropped.
+        for _ in 0..<20 {
+            published += 1
+            harness.server.publish(.began(time: Double(published)))
+            let line = try #require(sleeper.readLine())
+            #expect(line.contains(#""seq":\#(published),"#), "\(line)")
+        }
+        #expect(try TotalBufferTests.eventsDropped(asking: observer) == droppedWhileAsleep)
+        await harness.stop()
+    }
 }
