@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "shaked", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -27,6 +28,7 @@ let package = Package(
             dependencies: [
                 "CEpoll",
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ShakeServer", package: "shaked"),
                 .product(name: "ShakeClient", package: "shaked"),
                 .product(name: "ShakeProtocol", package: "shaked"),
