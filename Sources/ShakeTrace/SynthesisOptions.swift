@@ -129,6 +129,12 @@ public struct SynthesisOptions: Sendable, Hashable {
     public var jitter = 0.0
     /// Sensor noise, m/s² RMS per axis.
     public var noise = 0.05
+    /// The sensor's full scale, in g: each axis clips at ± this (many phones and controllers read ±2 g). 0: no
+    /// limit.
+    public var range = 0.0
+    /// The sensor's resolution, m/s² a count: each axis reads a whole number of counts (an 8-bit reading of ±2 g
+    /// is 0.153). 0: continuous.
+    public var resolution = 0.0
     /// The time of the first sample, in seconds.
     public var start = 0.0
     public var seed: UInt64 = 1
@@ -158,6 +164,9 @@ public struct SynthesisOptions: Sendable, Hashable {
         try check(rate.isFinite && (1...4000).contains(rate), "rate", "must be in 1...4000 samples per second")
         try check(jitter.isFinite && (0...0.5).contains(jitter), "jitter", "must be in 0...0.5")
         try check(noise.isFinite && (0...10).contains(noise), "noise", "must be in 0...10 m/s²")
+        try check(
+            range == 0 || (range.isFinite && (0.5...1000).contains(range)), "range", "must be 0 or in 0.5...1000 g")
+        try check(resolution.isFinite && (0...10).contains(resolution), "resolution", "must be in 0...10 m/s²")
         try check(start.isFinite, "start", "must be a finite number")
         let total = before + after + Double(repeatCount) * motionLength + Double(repeatCount - 1) * pause
         try check(total * rate <= 50_000_000, "duration", "the trace would exceed 50 million samples")

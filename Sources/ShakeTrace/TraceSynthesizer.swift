@@ -38,11 +38,29 @@ public struct TraceSynthesizer: Sendable {
                         y: random.gaussian(deviation: options.noise),
                         z: random.gaussian(deviation: options.noise))
             }
-            samples.append(Sample(time: options.start + elapsed, acceleration: reading))
+            samples.append(Sample(time: options.start + elapsed, acceleration: sensor(reading)))
             let wobble = options.jitter > 0 ? random.uniform(-options.jitter...options.jitter) : 0
             elapsed += interval * (1 + wobble)
         }
         return samples
+    }
+
+    /// What a sensor of the options' resolution and range reads of `reading`: whole counts, clipped at full scale.
+    private func sensor(_ reading: Vector3) -> Vector3 {
+        var reading = reading
+        if options.resolution > 0 {
+            let step = options.resolution
+            reading = Vector3(
+                x: (reading.x / step).rounded() * step, y: (reading.y / step).rounded() * step,
+                z: (reading.z / step).rounded() * step)
+        }
+        if options.range > 0 {
+            let limit = options.range * Self.gravity
+            reading = Vector3(
+                x: min(limit, max(-limit, reading.x)), y: min(limit, max(-limit, reading.y)),
+                z: min(limit, max(-limit, reading.z)))
+        }
+        return reading
     }
 
     /// Where the motions lie in the trace: `(start, end)` in seconds on the trace's clock.

@@ -65,6 +65,10 @@ struct SynthCommand: ParsableCommand {
     var jitter = 0.0
     @Option(help: "Sensor noise, m/s² RMS per axis.")
     var noise = 0.05
+    @Option(help: "The sensor's full scale in g: each axis clips at ± this (0: no limit).")
+    var range = 0.0
+    @Option(help: "The sensor's resolution, m/s² a count (0: continuous).")
+    var resolution = 0.0
     @Option(help: "Time of the first sample, in seconds.")
     var start = 0.0
     @Option(help: "Random seed: the same seed writes the same trace.")
@@ -93,6 +97,8 @@ struct SynthCommand: ParsableCommand {
         options.rate = rate
         options.jitter = jitter
         options.noise = noise
+        options.range = range
+        options.resolution = resolution
         options.start = start
         options.seed = seed
         return options
