@@ -6,11 +6,13 @@
 Every row is the same grid of 192 shakes (four directions; held in portrait, face up and in landscape; forces 0.4,
 0.55, 0.7 and 0.9 of a vigorous shake, about 1.6 to 3.6 g at the turning points; 0.18, 0.25, 0.35 and 0.5 s a
 back-and-forth; 1.2 s of shaking in a hand, 1.5 s of the hand holding it before and after), written by `shakectl
-synth` with a fixed seed per shake, seen by another kind of device or person: a sensor that clips at 2 g, lower
-sample rates, coarse counts, more noise, a person walking, a brief shake of a back-and-forth and a half. Each
-trace goes through `shakectl detect` at each preset; a shake is *taken* when an `ended` comes after it started.
-The same command prints the same table. `--by` adds, per row, a table by those properties (direction,
-orientation, force, iteration), and `--misses` lists the shakes not taken at medium.
+synth` with a fixed seed per shake, as another kind of device or person makes it: a sensor that clips at 2 g,
+lower sample rates (sampled, not filtered), coarse counts, more noise, a person walking, a brief shake of two
+back-and-forths (the synthesizer squeezes a last, partial back-and-forth into the time left, so it does not
+write a back-and-forth and a half). Each trace goes through `shakectl detect` at each preset; a shake is *taken*
+when an `ended` comes after it started. The same command prints the same table. `--by` adds, per row, a table
+by those properties (direction, orientation, force, iteration), and `--misses` lists the shakes not taken at
+medium.
 """
 import argparse
 import collections
@@ -39,7 +41,7 @@ ROWS = [
     ("coarse", "0.153 m/s² a count (8 bits over ±2 g)", ["--resolution", "0.153"]),
     ("noisy", "0.3 m/s² RMS noise", ["--noise", "0.3"]),
     ("walking", "shaken while walking", ["--background", "walking", "--before", "4"]),
-    ("brief", "a back-and-forth and a half", "brief"),
+    ("brief", "two back-and-forths, no more", "brief"),
     ("cheap-phone", "±2 g, 50 Hz, 0.153 m/s² a count, 0.2 m/s² noise",
      ["--range", "2", "--rate", "50", "--resolution", "0.153", "--noise", "0.2"]),
 ]
@@ -56,7 +58,7 @@ def synth_arguments(cell, extra):
     duration = DURATION
     arguments = []
     if extra == "brief":
-        duration = round(1.5 * cell["iteration"], 3)
+        duration = round(2 * cell["iteration"], 3)
     else:
         arguments = list(extra)
     before = BEFORE
