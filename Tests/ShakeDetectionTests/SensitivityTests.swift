@@ -82,6 +82,35 @@ struct SensitivityTests {
         #expect(detect(turning).isEmpty)
     }
 
+    /// A phone's or a controller's sensor: clipping at ±2 g, 50 samples a second, 8-bit counts (0.153 m/s²) and
+    /// four times the noise. Clipping flattens the peaks of a shake but keeps its rhythm: vigorous shakes (3.6 g
+    /// at their turning points, about twice what the sensor reads) in every direction and held three ways, at
+    /// 2.8 to 5.6 back-and-forths a second, are all taken at `medium` (`scripts/sweep.py --rows cheap-phone`).
+    @Test(arguments: [SynthesisOptions.Direction.horizontal, .vertical, .both])
+    func aShakeOnASmallCoarseSensorIsAShake(direction: SynthesisOptions.Direction) {
+        for (index, orientation) in [SynthesisOptions.Orientation.portrait, .faceUp, .landscapeLeft].enumerated() {
+            for iteration in [0.18, 0.25, 0.35] {
+                let samples = synthesize {
+                    $0.direction = direction
+                    $0.orientation = orientation
+                    $0.force = 0.9
+                    $0.iteration = iteration
+                    $0.duration = 1.2
+                    $0.range = 2
+                    $0.rate = 50
+                    $0.resolution = 0.153
+                    $0.noise = 0.2
+                    $0.seed = UInt64(300 + index)
+                }
+                #expect(
+                    samples.allSatisfy { abs($0.acceleration.x) <= 2 * TraceSynthesizer.gravity + 1e-9 },
+                    "the sensor clips")
+                #expect(
+                    outline(detect(samples)) == ["began", "ended"], "\(direction), \(orientation), \(iteration) s")
+            }
+        }
+    }
+
     @Test func walkingWithTheDeviceInHandIsNotAShake() {
         for seed in 1...5 {
             let walk = synthesize {

@@ -130,6 +130,35 @@ struct TraceSynthesizerTests {
         #expect(peak(move(force: 1)) > 1.6 * peak(samples))
     }
 
+    /// A sensor of ±2 g clips each axis at its full scale, and one of coarse resolution reads whole counts; a
+    /// vigorous shake (about 4 g at its turning points) goes past that range.
+    @Test func theSensorClipsAndCounts() {
+        func vigorous(range: Double, resolution: Double) -> [Sample] {
+            synthesize {
+                $0.force = 1
+                $0.range = range
+                $0.resolution = resolution
+            }
+        }
+        let components = { (samples: [Sample]) in
+            samples.flatMap { [$0.acceleration.x, $0.acceleration.y, $0.acceleration.z] }
+        }
+        let limit = 2 * TraceSynthesizer.gravity
+        #expect(components(vigorous(range: 0, resolution: 0)).contains { abs($0) > 1.5 * limit })
+        let clipped = components(vigorous(range: 2, resolution: 0))
+        #expect(clipped.allSatisfy { abs($0) <= limit + 1e-9 })
+        #expect(clipped.filter { abs($0) == limit }.count > 20)
+        let counted = components(vigorous(range: 0, resolution: 0.153))
+        #expect(counted.allSatisfy { abs($0 / 0.153 - ($0 / 0.153).rounded()) < 1e-6 })
+        #expect(Set(counted).count > 50)
+        var options = SynthesisOptions()
+        options.range = 0.2
+        do { try options.validate() } catch { #expect(error.option == "range") }
+        options = SynthesisOptions()
+        options.resolution = -1
+        do { try options.validate() } catch { #expect(error.option == "resolution") }
+    }
+
     @Test func invalidOptionsNameTheOption() {
         var options = SynthesisOptions()
         options.force = 1.5
