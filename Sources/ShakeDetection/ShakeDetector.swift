@@ -58,7 +58,8 @@ public struct ShakeDetector: Sendable {
     /// first and the last stroke each carry about half of the middle one, the speeds both ways alike (about 1).
     /// A back-swing, the move and its stop are the same three strokes, but the back-swing is small: the device
     /// goes one way slowly and the other way fast, and ends displaced. Whatever its shape, a chain with more
-    /// strokes is not asked: the motion went on.
+    /// strokes is not asked: the motion went on; nor is one whose first stroke points down (steeper than
+    /// `nearlyLevel`), whose impulse counts only beyond free fall and so reads low.
     static let backSwing = 0.5
     /// After the last strong sample of a shake with more reversals than it needs (two quick back-and-forths,
     /// not one), the hand settles: up to this many seconds of weaker motion before the quiet time are not held
@@ -213,6 +214,9 @@ public struct ShakeDetector: Sendable {
     private var acceptedReversals = 0
     private var firstImpulse = 0.0
     private var secondImpulse = 0.0
+    /// Whether the first of them pointed down more steeply than `nearlyLevel`: its impulse counts only beyond free
+    /// fall, so it reads low, and the back-swing test is not asked.
+    private var firstDownward = false
 
     // The shake in progress.
     private var mode = Mode.armed
@@ -588,6 +592,8 @@ public struct ShakeDetector: Sendable {
         }
         let closing = strokeImpulse
         closedUpward = isUpward
+        let vertical = strokeDirection.dot(gravity)
+        let closedDownward = vertical < 0 && vertical * vertical > Self.nearlyLevel * gravity.lengthSquared
         previousPeakLength = strokePeakLength
         halves.add(half)
         startStroke(stroke, length, at: time, impulse: opposingImpulse)
@@ -595,6 +601,7 @@ public struct ShakeDetector: Sendable {
             acceptedReversals += 1
             if acceptedReversals == 1 {
                 firstImpulse = closing
+                firstDownward = closedDownward
             } else if acceptedReversals == 2 {
                 secondImpulse = closing
             }
@@ -651,7 +658,7 @@ public struct ShakeDetector: Sendable {
             return pending ? .oneWay : lastRejection ?? .tooFewReversals
         }
         // One back-and-forth that goes one way slowly and the other fast: a back-swing, a move and its stop.
-        if ending, goodReversals == 2, firstImpulse < Self.backSwing * (secondImpulse - firstImpulse) {
+        if ending, goodReversals == 2, !firstDownward, firstImpulse < Self.backSwing * (secondImpulse - firstImpulse) {
             return .displaced
         }
         // A shake's half-cycles are alike: most of its reversals pass. Steps and stumbles mix counted reversals
