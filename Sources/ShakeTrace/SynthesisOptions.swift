@@ -102,6 +102,11 @@ public struct SynthesisOptions: Sendable, Hashable {
     /// the forearm (pointing away from the person) for a move left or right, about the left-right axis for the
     /// others (the wrist bends).
     public var turn = 40.0
+    /// For ``Motion/move``: how far the hand first draws the device back, against the move, as a share (0...1)
+    /// of the move's stop: the back-swing's peak acceleration is this share of the stop's, and it takes the first
+    /// 30% of `duration`. 0 (the default) is no back-swing. The move then both brings the back-swing to rest and
+    /// speeds the device up, and its stop brings it to rest: three strokes, two reversals, still no oscillation.
+    public var backSwing = 0.0
     public var direction = Direction.horizontal
     /// The shake's strength, 0...1 of a vigorous shake (about 4 g at the turning points).
     public var force = 0.7
@@ -155,6 +160,7 @@ public struct SynthesisOptions: Sendable, Hashable {
         }
         try check(force.isFinite && (0...1).contains(force), "force", "must be in 0...1")
         try check(turn.isFinite && (-180...180).contains(turn), "turn", "must be in -180...180 degrees")
+        try check(backSwing.isFinite && (0...1).contains(backSwing), "back-swing", "must be in 0...1")
         try check(duration.isFinite && (0.05...600).contains(duration), "duration", "must be in 0.05...600 seconds")
         try check(iteration.isFinite && (0.04...5).contains(iteration), "iteration", "must be in 0.04...5 seconds")
         try check((1...1000).contains(repeatCount), "repeat", "must be in 1...1000")

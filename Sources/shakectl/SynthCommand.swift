@@ -31,6 +31,10 @@ struct SynthCommand: ParsableCommand {
     var move = SynthesisOptions.Move.left
     @Option(help: "Degrees the wrist turns the device during --motion move (the sign is the sense).")
     var turn = 40.0
+    @Option(
+        name: .customLong("back-swing"),
+        help: "For --motion move: the hand first draws the device back, with this share (0...1) of the stop's peak.")
+    var backSwing = 0.0
     @Option(help: "Strength, 0...1 of a vigorous shake (about 4 g at the turning points).")
     var force = 0.7
     @Option(help: "Seconds of shaking (of the move, for --motion move) per repeat.")
@@ -82,6 +86,7 @@ struct SynthCommand: ParsableCommand {
         options.direction = direction
         options.move = move
         options.turn = turn
+        options.backSwing = backSwing
         options.force = force
         options.duration = duration
         options.iteration = iteration
