@@ -9,7 +9,7 @@ BUILD := .build/debug
 RELEASE := .build/release
 DEV_DATA ?= ../shared/data/dev
 
-.PHONY: all deps build release test vm-test sanitize demo fixtures bench bench-details bench-daemon bench-hostile eval lint format clean fuzz
+.PHONY: all deps build release test vm-test sanitize demo fixtures bench bench-details bench-daemon bench-hostile eval sweep lint format clean fuzz
 
 all: build
 
@@ -78,6 +78,12 @@ eval: release
 	@if [ -f "$(DEV_DATA)/manifest.csv" ]; then \
 	  for s in light medium hard; do $(RELEASE)/shakectl eval --sensitivity $$s "$(DEV_DATA)"; done; \
 	else echo "eval: no recordings at $(DEV_DATA) (set DEV_DATA=DIR)"; fi
+
+# Synthesized shakes (four directions, three orientations, gentle to vigorous, quick to slow) as other devices and
+# people make them (a ±2 g sensor, 25 and 50 Hz, coarse counts, noise, walking, a brief shake): taken/total at
+# light, medium and hard (docs/detection.md, "Gentle shakes"). SWEEP_FLAGS="--by direction,orientation --misses".
+sweep: release
+	scripts/sweep.py --shakectl $(RELEASE)/shakectl $(SWEEP_FLAGS)
 
 # libFuzzer on the request line, trace, configuration and IIO scan parsers, FUZZ_TIME seconds each, from the seeds
 # in Fuzz/Corpus; fails on any crash or broken invariant (docs/fuzzing.md). Builds in .build-fuzz.

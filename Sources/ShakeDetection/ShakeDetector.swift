@@ -52,6 +52,15 @@ public struct ShakeDetector: Sendable {
     /// first and the last, from and to rest, carry about half of the others); the recoil after a move stops
     /// carries a small part of the stop.
     static let swingRatio = 1.0 / 3
+    /// A chain of one back-and-forth (three strokes, two counted reversals) is a shake only if its first stroke
+    /// gave the device at least this share of the speed the second then carried it the other way with (the
+    /// second stroke's impulse less the first's). A hand shaking from rest swings it about where it started: the
+    /// first and the last stroke each carry about half of the middle one, the speeds both ways alike (about 1).
+    /// A back-swing, the move and its stop are the same three strokes, but the back-swing is small: the device
+    /// goes one way slowly and the other way fast, and ends displaced. Whatever its shape, a chain with more
+    /// strokes is not asked: the motion went on; nor is one whose first stroke points down (steeper than
+    /// `nearlyLevel`), whose impulse counts only beyond free fall and so reads low.
+    static let backSwing = 0.5
     /// After the last strong sample of a shake with more reversals than it needs (two quick back-and-forths,
     /// not one), the hand settles: up to this many seconds of weaker motion before the quiet time are not held
     /// against the duty (a short, brisk shake is mostly its own settling).
@@ -200,6 +209,14 @@ public struct ShakeDetector: Sendable {
     private var closedUpward = false
     private var rejectedReversals = 0
     private var lastRejection: ShakeEvent.Rejection?
+    /// Good reversals since the shake's first stroke, and the impulses, m/s, of the strokes the first two closed
+    /// (`backSwing`).
+    private var acceptedReversals = 0
+    private var firstImpulse = 0.0
+    private var secondImpulse = 0.0
+    /// Whether the first of them pointed down more steeply than `nearlyLevel`: its impulse counts only beyond free
+    /// fall, so it reads low, and the back-swing test is not asked.
+    private var firstDownward = false
 
     // The shake in progress.
     private var mode = Mode.armed
@@ -328,9 +345,12 @@ public struct ShakeDetector: Sendable {
             } else {
                 freeFallSince = time
             }
-            if !isReported, levelReversals > 0 || (goodReversals >= settings.reversals && rejection(at: time) == nil) {
+            if !isReported,
+                levelReversals > 0 || (goodReversals >= settings.reversals && rejection(at: time, ending: false) == nil)
+            {
                 // A shake followed silently reports `began` once a hand shows, or once it would be a shake if it
-                // ended now.
+                // ended now (but for the back-swing test, which only a motion that stops is asked: a shake's
+                // `began` is not put off for it).
                 return report(at: time)
             }
             if lastMotion - began > settings.tooLong {
@@ -468,6 +488,7 @@ public struct ShakeDetector: Sendable {
             levelReversals = 0
             rejectedReversals = 0
             lastRejection = nil
+            acceptedReversals = 0
         }
     }
 
@@ -571,10 +592,19 @@ public struct ShakeDetector: Sendable {
         }
         let closing = strokeImpulse
         closedUpward = isUpward
+        let vertical = strokeDirection.dot(gravity)
+        let closedDownward = vertical < 0 && vertical * vertical > Self.nearlyLevel * gravity.lengthSquared
         previousPeakLength = strokePeakLength
         halves.add(half)
         startStroke(stroke, length, at: time, impulse: opposingImpulse)
         if rejection == nil {
+            acceptedReversals += 1
+            if acceptedReversals == 1 {
+                firstImpulse = closing
+                firstDownward = closedDownward
+            } else if acceptedReversals == 2 {
+                secondImpulse = closing
+            }
             pending = true
             turning = false
             pendingImpulse = max(settings.minImpulse, Self.swingRatio * closing)
@@ -618,13 +648,18 @@ public struct ShakeDetector: Sendable {
         return .cancelled(time: time, began: reportedBegan, reason: reason, detail: detail)
     }
 
-    /// Why the shake that just went quiet is not one, or nil if it is.
-    private func rejection(at time: Double) -> ShakeEvent.Rejection? {
+    /// Why the shake that just went quiet is not one, or nil if it is; with `ending` false, while it goes on (the
+    /// back-swing test is not asked then).
+    private func rejection(at time: Double, ending: Bool = true) -> ShakeEvent.Rejection? {
         // A hand holding the device never lets it fall freely: a trip or a slip that ends in a fall, a drop.
         if fell { return .freeFall }
         if goodReversals < settings.reversals {
             // A last stroke that never swung back is the most recent failure.
             return pending ? .oneWay : lastRejection ?? .tooFewReversals
+        }
+        // One back-and-forth that goes one way slowly and the other fast: a back-swing, a move and its stop.
+        if ending, goodReversals == 2, !firstDownward, firstImpulse < Self.backSwing * (secondImpulse - firstImpulse) {
+            return .displaced
         }
         // A shake's half-cycles are alike: most of its reversals pass. Steps and stumbles mix counted reversals
         // with as many rejected ones.

@@ -35,6 +35,9 @@ public enum ShakeEvent: Sendable, Hashable {
         /// The strokes reversed, but the device never swung back: one move and its stop (with a recoil), not
         /// an oscillation.
         case oneWay = "one_way"
+        /// One back-and-forth whose first stroke was small beside the second: the device went one way slowly and
+        /// the other way fast, and ended displaced. A back-swing, a move and its stop, not an oscillation.
+        case displaced
         /// The motion did not fill the shake's time: spikes with lulls between them.
         case lowDuty = "low_duty"
         /// The strokes' timing was too uneven for a shake.

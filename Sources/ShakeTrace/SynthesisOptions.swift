@@ -102,6 +102,11 @@ public struct SynthesisOptions: Sendable, Hashable {
     /// the forearm (pointing away from the person) for a move left or right, about the left-right axis for the
     /// others (the wrist bends).
     public var turn = 40.0
+    /// For ``Motion/move``: how far the hand first draws the device back, against the move, as a share (0...1)
+    /// of the move's stop: the back-swing's peak acceleration is this share of the stop's, and it takes the first
+    /// 30% of `duration`. 0 (the default) is no back-swing. The move then both brings the back-swing to rest and
+    /// speeds the device up, and its stop brings it to rest: three strokes, two reversals, still no oscillation.
+    public var backSwing = 0.0
     public var direction = Direction.horizontal
     /// The shake's strength, 0...1 of a vigorous shake (about 4 g at the turning points).
     public var force = 0.7
@@ -129,6 +134,12 @@ public struct SynthesisOptions: Sendable, Hashable {
     public var jitter = 0.0
     /// Sensor noise, m/s² RMS per axis.
     public var noise = 0.05
+    /// The sensor's full scale, in g: each axis clips at ± this (many phones and controllers read ±2 g). 0: no
+    /// limit.
+    public var range = 0.0
+    /// The sensor's resolution, m/s² a count: each axis reads a whole number of counts (an 8-bit reading of ±2 g
+    /// is 0.153). 0: continuous.
+    public var resolution = 0.0
     /// The time of the first sample, in seconds.
     public var start = 0.0
     public var seed: UInt64 = 1
@@ -149,6 +160,7 @@ public struct SynthesisOptions: Sendable, Hashable {
         }
         try check(force.isFinite && (0...1).contains(force), "force", "must be in 0...1")
         try check(turn.isFinite && (-180...180).contains(turn), "turn", "must be in -180...180 degrees")
+        try check(backSwing.isFinite && (0...1).contains(backSwing), "back-swing", "must be in 0...1")
         try check(duration.isFinite && (0.05...600).contains(duration), "duration", "must be in 0.05...600 seconds")
         try check(iteration.isFinite && (0.04...5).contains(iteration), "iteration", "must be in 0.04...5 seconds")
         try check((1...1000).contains(repeatCount), "repeat", "must be in 1...1000")
@@ -158,6 +170,9 @@ public struct SynthesisOptions: Sendable, Hashable {
         try check(rate.isFinite && (1...4000).contains(rate), "rate", "must be in 1...4000 samples per second")
         try check(jitter.isFinite && (0...0.5).contains(jitter), "jitter", "must be in 0...0.5")
         try check(noise.isFinite && (0...10).contains(noise), "noise", "must be in 0...10 m/s²")
+        try check(
+            range == 0 || (range.isFinite && (0.5...1000).contains(range)), "range", "must be 0 or in 0.5...1000 g")
+        try check(resolution.isFinite && (0...10).contains(resolution), "resolution", "must be in 0...10 m/s²")
         try check(start.isFinite, "start", "must be a finite number")
         let total = before + after + Double(repeatCount) * motionLength + Double(repeatCount - 1) * pause
         try check(total * rate <= 50_000_000, "duration", "the trace would exceed 50 million samples")

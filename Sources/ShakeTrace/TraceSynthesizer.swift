@@ -38,11 +38,29 @@ public struct TraceSynthesizer: Sendable {
                         y: random.gaussian(deviation: options.noise),
                         z: random.gaussian(deviation: options.noise))
             }
-            samples.append(Sample(time: options.start + elapsed, acceleration: reading))
+            samples.append(Sample(time: options.start + elapsed, acceleration: sensor(reading)))
             let wobble = options.jitter > 0 ? random.uniform(-options.jitter...options.jitter) : 0
             elapsed += interval * (1 + wobble)
         }
         return samples
+    }
+
+    /// What a sensor of the options' resolution and range reads of `reading`: whole counts, clipped at full scale.
+    private func sensor(_ reading: Vector3) -> Vector3 {
+        var reading = reading
+        if options.resolution > 0 {
+            let step = options.resolution
+            reading = Vector3(
+                x: (reading.x / step).rounded() * step, y: (reading.y / step).rounded() * step,
+                z: (reading.z / step).rounded() * step)
+        }
+        if options.range > 0 {
+            let limit = options.range * Self.gravity
+            reading = Vector3(
+                x: min(limit, max(-limit, reading.x)), y: min(limit, max(-limit, reading.y)),
+                z: min(limit, max(-limit, reading.z)))
+        }
+        return reading
     }
 
     /// Where the motions lie in the trace: `(start, end)` in seconds on the trace's clock.
@@ -358,15 +376,25 @@ extension TraceSynthesizer {
                 return (.zero, Self.xAxis, 0.8 * sin(.pi * local / 2.5))
             case .move:
                 // The hand speeds the device up for 55% of the move and stops it, a little harder, in the rest:
-                // the two half-waves carry the same impulse, so the device ends at rest. The wrist turns it
-                // smoothly all the while; the move's acceleration turns with the device, as gravity does.
+                // the two half-waves carry the same impulse, so the device ends at rest. With a back-swing, the
+                // hand first draws the device back (a half-wave against the move, in the first 30% of the
+                // time), and the move's first half-wave also brings that back to rest. The wrist turns the
+                // device smoothly all the while; the move's acceleration turns with it, as gravity does.
                 let length = options.duration
-                let accelerating = 0.55 * length
+                let back = options.backSwing > 0 ? 0.3 * length : 0
+                let accelerating = back + 0.55 * (length - back)
+                let stopping = length - accelerating
+                // Impulses (m/s) of the stop and of the back-swing; the speeding up carries both.
+                let stopImpulse = peak * stopping * 2 / .pi
+                let backImpulse = options.backSwing * peak * back * 2 / .pi
                 let along: Double
-                if local < accelerating {
-                    along = peak * (0.45 / 0.55) * sin(.pi * local / accelerating)
+                if local < back {
+                    along = -options.backSwing * peak * sin(.pi * local / back)
+                } else if local < accelerating {
+                    let amplitude = (stopImpulse + backImpulse) * .pi / (2 * (accelerating - back))
+                    along = amplitude * sin(.pi * (local - back) / (accelerating - back))
                 } else {
-                    along = -peak * sin(.pi * (local - accelerating) / (length - accelerating))
+                    along = -peak * sin(.pi * (local - accelerating) / stopping)
                 }
                 let u = min(1, local / length)
                 let angle = options.turn * .pi / 180 * u * u * (3 - 2 * u)

@@ -31,6 +31,10 @@ struct SynthCommand: ParsableCommand {
     var move = SynthesisOptions.Move.left
     @Option(help: "Degrees the wrist turns the device during --motion move (the sign is the sense).")
     var turn = 40.0
+    @Option(
+        name: .customLong("back-swing"),
+        help: "For --motion move: the hand first draws the device back, with this share (0...1) of the stop's peak.")
+    var backSwing = 0.0
     @Option(help: "Strength, 0...1 of a vigorous shake (about 4 g at the turning points).")
     var force = 0.7
     @Option(help: "Seconds of shaking (of the move, for --motion move) per repeat.")
@@ -65,6 +69,10 @@ struct SynthCommand: ParsableCommand {
     var jitter = 0.0
     @Option(help: "Sensor noise, m/s² RMS per axis.")
     var noise = 0.05
+    @Option(help: "The sensor's full scale in g: each axis clips at ± this (0: no limit).")
+    var range = 0.0
+    @Option(help: "The sensor's resolution, m/s² a count (0: continuous).")
+    var resolution = 0.0
     @Option(help: "Time of the first sample, in seconds.")
     var start = 0.0
     @Option(help: "Random seed: the same seed writes the same trace.")
@@ -78,6 +86,7 @@ struct SynthCommand: ParsableCommand {
         options.direction = direction
         options.move = move
         options.turn = turn
+        options.backSwing = backSwing
         options.force = force
         options.duration = duration
         options.iteration = iteration
@@ -93,6 +102,8 @@ struct SynthCommand: ParsableCommand {
         options.rate = rate
         options.jitter = jitter
         options.noise = noise
+        options.range = range
+        options.resolution = resolution
         options.start = start
         options.seed = seed
         return options

@@ -306,6 +306,73 @@ struct FailureClassTests {
         }
     }
 
+    /// A back-swing, the move and its stop (`shakectl synth --motion move --back-swing`): the hand draws the device
+    /// back, then moves it the other way and stops it. Three strokes, two reversals, alike enough to pass every
+    /// other test — a one-back-and-forth shake to the rest of the detector — but the device went back slowly
+    /// and forth fast, and ended displaced: `not_a_shake` (`displaced`). Without the back-swing test all 48 of these
+    /// fired at `light` and 24 at `medium` (those with the larger back-swing); with it, none.
+    @Test(arguments: [DetectorSettings.Sensitivity.light, .medium])
+    func aMoveWithABackSwingIsNotAShake(sensitivity: DetectorSettings.Sensitivity) {
+        var fired: [String] = []
+        var displaced = 0
+        for move in [SynthesisOptions.Move.left, .right, .away, .toward] {
+            for backSwing in [0.45, 0.6] {
+                for duration in [0.4, 0.6, 0.8] {
+                    for force in [0.7, 1.0] {
+                        let events = detect(
+                            synthesize {
+                                $0.motion = .move
+                                $0.move = move
+                                $0.backSwing = backSwing
+                                $0.turn = 20
+                                $0.duration = duration
+                                $0.force = force
+                            }, settings: DetectorSettings(sensitivity: sensitivity))
+                        if outline(events).contains("ended") {
+                            fired.append("\(move) back-swing \(backSwing) \(duration) s \(force)")
+                        }
+                        if case .cancelled(_, _, .notAShake, .displaced) = events.last { displaced += 1 }
+                    }
+                }
+            }
+        }
+        #expect(fired.isEmpty, "\(fired)")
+        #expect(displaced > 0)
+    }
+
+    /// The same three strokes by hand, at `light` (where the back-swing is a stroke): a small back-swing (12
+    /// m/s², 1.5 m/s), the move (34 m/s², 5.3 m/s: it stops the back-swing and carries the device forth at 3.8
+    /// m/s) and its stop (30 m/s², 3.8 m/s). Peaks alike enough for `light` (0.36 of each other), but the device
+    /// went back at 1.5 m/s and forth at 3.8.
+    @Test func aBackSwingMoveAndStopIsDisplaced() {
+        let events = detect(
+            strokeTrace([
+                Stroke(.minusX, peak: 12, duration: 0.2), Stroke(.plusX, peak: 33.6, duration: 0.25),
+                Stroke(.minusX, peak: 30, duration: 0.2),
+            ]), settings: DetectorSettings(sensitivity: .light))
+        #expect(!outline(events).contains("ended"), "\(events)")
+        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
+            Issue.record("expected not_a_shake: \(events)")
+            return
+        }
+        #expect(detail == .displaced)
+    }
+
+    /// One back-and-forth from rest, as a hand shakes it: the first and last strokes each carry about half of the
+    /// middle one, so the device swings about where it started. The back-swing test keeps it whether the first
+    /// stroke carries a little less or a little more than half (`start`: 0.85 to 1.15 of half; the last stroke
+    /// carries the rest, so that the device ends at rest), either way.
+    @Test(arguments: [0.85, 1.0, 1.15])
+    func oneBackAndForthFromRestIsAShake(start: Double) {
+        for direction in [Vector3.plusX, .minusX] {
+            let shake = strokeTrace([
+                Stroke(direction, peak: 24 * start, duration: 0.1), Stroke(direction * -1, peak: 24, duration: 0.2),
+                Stroke(direction, peak: 24 * (2 - start), duration: 0.1),
+            ])
+            #expect(outline(detect(shake, settings: DetectorSettings(sensitivity: .light))) == ["began", "ended"])
+        }
+    }
+
     /// Every `not_a_shake` says why, in the event and on the wire.
     @Test func notAShakeCarriesItsDetail() {
         let events = detect(moveAndStop)

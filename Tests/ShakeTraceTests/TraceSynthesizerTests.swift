@@ -130,6 +130,78 @@ struct TraceSynthesizerTests {
         #expect(peak(move(force: 1)) > 1.6 * peak(samples))
     }
 
+    /// A sensor of ±2 g clips each axis at its full scale, and one of coarse resolution reads whole counts; a
+    /// vigorous shake (about 4 g at its turning points) goes past that range.
+    @Test func theSensorClipsAndCounts() {
+        func vigorous(range: Double, resolution: Double) -> [Sample] {
+            synthesize {
+                $0.force = 1
+                $0.range = range
+                $0.resolution = resolution
+            }
+        }
+        let components = { (samples: [Sample]) in
+            samples.flatMap { [$0.acceleration.x, $0.acceleration.y, $0.acceleration.z] }
+        }
+        let limit = 2 * TraceSynthesizer.gravity
+        #expect(components(vigorous(range: 0, resolution: 0)).contains { abs($0) > 1.5 * limit })
+        let clipped = components(vigorous(range: 2, resolution: 0))
+        #expect(clipped.allSatisfy { abs($0) <= limit + 1e-9 })
+        #expect(clipped.filter { abs($0) == limit }.count > 20)
+        let counted = components(vigorous(range: 0, resolution: 0.153))
+        #expect(counted.allSatisfy { abs($0 / 0.153 - ($0 / 0.153).rounded()) < 1e-6 })
+        #expect(Set(counted).count > 50)
+        var options = SynthesisOptions()
+        options.range = 0.2
+        do { try options.validate() } catch { #expect(error.option == "range") }
+        options = SynthesisOptions()
+        options.resolution = -1
+        do { try options.validate() } catch { #expect(error.option == "resolution") }
+    }
+
+    /// A move with a back-swing (`backSwing`): the device first goes against the move, with the back-swing's
+    /// share of the stop's peak, then the move's way, and it ends at rest where it went: the velocity, the
+    /// acceleration integrated, is back to zero, and the device moved the move's way overall.
+    @Test(arguments: [0.3, 0.6])
+    func aMoveWithABackSwingGoesBackFirstAndEndsAtRest(backSwing: Double) {
+        let samples = synthesize {
+            $0.motion = .move
+            $0.move = .left
+            $0.turn = 0
+            $0.backSwing = backSwing
+            $0.duration = 0.6
+            $0.force = 0.7
+            $0.background = .still
+            $0.noise = 0
+        }
+        let gravity = samples.first!.acceleration
+        // Portrait: left is -x.
+        var velocity = 0.0
+        var position = 0.0
+        var lowest = 0.0
+        var highest = 0.0
+        var backPeak = 0.0
+        var previous = samples.first!.time
+        for sample in samples {
+            let dt = sample.time - previous
+            previous = sample.time
+            let along = -(sample.acceleration - gravity).x
+            velocity += along * dt
+            position += velocity * dt
+            lowest = min(lowest, velocity)
+            highest = max(highest, velocity)
+            if sample.time < 2 + 0.3 * 0.6 { backPeak = max(backPeak, -along) }
+        }
+        let peak = TraceSynthesizer.vigorousPeak * 0.7
+        #expect(abs(backPeak - backSwing * peak) < 0.02 * peak, "back-swing peak \(backPeak)")
+        #expect(lowest < -0.1, "the device first goes back")
+        #expect(abs(velocity) < 0.02 * highest, "ends at rest: \(velocity) m/s")
+        #expect(position > 0, "ends the move's way: \(position) m")
+        var invalid = SynthesisOptions()
+        invalid.backSwing = 1.5
+        #expect(throws: SynthesisOptions.Invalid.self) { try invalid.validate() }
+    }
+
     @Test func invalidOptionsNameTheOption() {
         var options = SynthesisOptions()
         options.force = 1.5
