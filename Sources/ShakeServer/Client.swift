@@ -169,11 +169,12 @@ final class Client {
     private func watchUntilTaken() {
         watching = true
         let promise = channel.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.assumeIsolated().whenComplete { [self] _ in
+        promise.futureResult.assumeIsolated().whenComplete { [self] result in
             watching = false
             let before = inFlight
             inFlight = bytesHeldByChannel
-            if inFlight > 0 { watchUntilTaken() }
+            // A failed write (the channel closing) is not tried again: the next would fail the same way at once.
+            if case .success = result, inFlight > 0 { watchUntilTaken() }
             // Inside ``accounted(_:)`` (a flush of ours completed it) the change is reported there.
             guard !accounting else { return }
             if inFlight != before { owedChanged?(inFlight - before) }
