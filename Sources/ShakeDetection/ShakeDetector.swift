@@ -117,19 +117,6 @@ public struct ShakeDetector: Sendable {
     /// not swing it back.
     static let turningJerk = 50.0
 
-    /// A hand shaking the device up and down pushes it down harder than free fall, but in a gentle shake (2.2 g)
-    /// only by about 1.2 g: beyond free fall, all the free-fall rule counts, such a stroke is `weak`. So a
-    /// downward stroke's part beyond free fall counts this many times (never more than the whole downward
-    /// acceleration) when the stroke follows an upward one that was a hand's, which a body's jolt is not:
-    static let downwardCredit = 2.0
-    /// - full, a half-wave: its impulse at least this share of its peak times its half period (a half-sine's is
-    ///   0.64; a landing's spike, the upward stroke of stairs taken quickly, about 0.37);
-    static let fullStroke = 0.42
-    /// - passing near zero before it reversed: its acceleration (gravity-free, whole) fell under half the
-    ///   threshold, as a hand's does between strokes; a circle drawn in the air turns round at full strength;
-    /// - strong enough that its mirror image would cross the threshold with the credit: a peak of at least the
-    ///   free-fall allowance plus half the threshold (`creditPeak`).
-
     public private(set) var settings: DetectorSettings
     public private(set) var counters = Counters()
     /// What the detector made of the last sample it accepted, for plots and diagnostics. Worked out when asked,
@@ -138,8 +125,7 @@ public struct ShakeDetector: Sendable {
         let linear = lastAcceleration - gravity
         return Observation(
             linear: linear,
-            stroke: Self.limitingFreeFall(
-                linear, gravity: gravity, allowance: settings.freeFallAllowance, credit: credited),
+            stroke: Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance),
             reversal: lastReversalTime == lastTime ? lastReversal : nil)
     }
 
@@ -170,7 +156,6 @@ public struct ShakeDetector: Sendable {
     private var inverseGravityTimeConstant = 0.0
     private var quickStroke = 0.0
     private var briskStroke = 0.0
-    private var creditPeak = 0.0
 
     // The stream.
     private var isStreaming = false
@@ -203,11 +188,6 @@ public struct ShakeDetector: Sendable {
     private var turning = false
     private var turningReading = Vector3.zero
     private var previousPeakLength = 0.0
-    /// Whether the gravity-free acceleration has fallen under half the threshold since the current stroke began.
-    private var dipped = false
-    /// Whether the current stroke follows an upward one that was a hand's: its downward part beyond free fall
-    /// counts `downwardCredit` times.
-    private var credited = false
     /// Whether the reversal that started the current stroke was good and waits for the stroke to swing back.
     private var pending = false
     /// The impulse, m/s, the current stroke needs for that.
@@ -280,7 +260,6 @@ public struct ShakeDetector: Sendable {
         inverseGravityTimeConstant = 1 / settings.gravityTimeConstant
         quickStroke = Self.quickStrokeFactor * settings.beganImpulse / settings.threshold
         briskStroke = Self.briskStrokeFactor * settings.beganImpulse / settings.threshold
-        creditPeak = settings.freeFallAllowance * 9.80665 + settings.threshold / 2
     }
 
     /// Feeds one sample.
@@ -319,11 +298,10 @@ public struct ShakeDetector: Sendable {
                 if linear.lengthSquared > dutySquared { lean += dt } else { lean = 0 }
                 return nil
             }
-            let stroke = Self.limitingFreeFall(
-                linear, gravity: gravity, allowance: settings.freeFallAllowance, credit: credited)
+            let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
             if hasStroke { accountDuty(strokeSquared, at: time, dt: dt) }
-            trackStroke(stroke, strokeSquared, linear.lengthSquared, at: time, dt: dt)
+            trackStroke(stroke, strokeSquared, at: time, dt: dt)
             // `began` needs the first evidence of a shake: a good reversal whose next stroke swings the device
             // back, or a brisk first stroke across gravity. A bump, a step or a landing acts along gravity and
             // does not swing back.
@@ -351,12 +329,11 @@ public struct ShakeDetector: Sendable {
 
         case .shaking(let began):
             followMotion(acceleration, at: time, dt: dt)
-            let stroke = Self.limitingFreeFall(
-                linear, gravity: gravity, allowance: settings.freeFallAllowance, credit: credited)
+            let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
             accountDuty(strokeSquared, at: time, dt: dt)
+            trackStroke(stroke, strokeSquared, at: time, dt: dt)
             let linearSquared = linear.lengthSquared
-            trackStroke(stroke, strokeSquared, linearSquared, at: time, dt: dt)
             shakePeakSquared = max(shakePeakSquared, linearSquared)
             if strokeSquared > dutySquared {
                 axisEnergy =
@@ -470,19 +447,15 @@ public struct ShakeDetector: Sendable {
     ///
     /// A body falling, jumping or running reads at most zero, so the linear acceleration points down by at most
     /// one g; only a hand pushing the device down makes it read past zero. Counting only that part keeps the
-    /// flight phase of a jump or a stride from looking like the downward stroke of a shake. With `credit`, that
-    /// part counts `downwardCredit` times, but never more than the whole downward acceleration.
+    /// flight phase of a jump or a stride from looking like the downward stroke of a shake.
     @inline(__always)
-    static func limitingFreeFall(_ linear: Vector3, gravity: Vector3, allowance: Double, credit: Bool = false)
-        -> Vector3
-    {
+    static func limitingFreeFall(_ linear: Vector3, gravity: Vector3, allowance: Double) -> Vector3 {
         let along = linear.dot(gravity)
         guard along < 0 else { return linear }
         let gravityLength = gravity.length
         guard gravityLength > 0 else { return linear }
         let down = along / gravityLength  // negative: how far the acceleration points down
-        var beyondFreeFall = min(0, down + gravityLength * allowance)
-        if credit { beyondFreeFall = max(down, Self.downwardCredit * beyondFreeFall) }
+        let beyondFreeFall = min(0, down + gravityLength * allowance)
         return linear + gravity * ((beyondFreeFall - down) / gravityLength)
     }
 
@@ -504,8 +477,6 @@ public struct ShakeDetector: Sendable {
     /// reversals).
     private mutating func resetStrokes() {
         hasStroke = false
-        dipped = false
-        credited = false
         lean = 0
         previousPeakLength = 0
         halves = HalfPeriodStatistics()
@@ -554,9 +525,7 @@ public struct ShakeDetector: Sendable {
     /// Follows the strokes of the hand, and judges each stroke at the reversal that closes it: good (quick, long
     /// enough, with enough impulse, alike its predecessor) or not, and whether it swung the device back.
     @inline(__always)
-    private mutating func trackStroke(
-        _ stroke: Vector3, _ strokeSquared: Double, _ linearSquared: Double, at time: Double, dt: Double
-    ) {
+    private mutating func trackStroke(_ stroke: Vector3, _ strokeSquared: Double, at time: Double, dt: Double) {
         var along = 0.0
         if hasStroke {
             // The impulse of each stroke counts from where the acceleration turned towards it, not from where
@@ -571,9 +540,7 @@ public struct ShakeDetector: Sendable {
             }
         }
         guard strokeSquared > thresholdSquared else {
-            guard hasStroke else { return }
-            if linearSquared < dutySquared { dipped = true }
-            if !inShake, time - strokeStart > settings.maxHalfPeriod {
+            if hasStroke, !inShake, time - strokeStart > settings.maxHalfPeriod {
                 resetStrokes()
             }
             return
@@ -628,13 +595,8 @@ public struct ShakeDetector: Sendable {
         let vertical = strokeDirection.dot(gravity)
         let closedDownward = vertical < 0 && vertical * vertical > Self.nearlyLevel * gravity.lengthSquared
         previousPeakLength = strokePeakLength
-        // A hand's upward stroke, full and passing near zero: the downward one it reverses into is credited.
-        let credit =
-            closedUpward && dipped && strokePeakLength >= creditPeak
-            && strokeImpulse >= Self.fullStroke * strokePeakLength * half
         halves.add(half)
         startStroke(stroke, length, at: time, impulse: opposingImpulse)
-        credited = credit
         if rejection == nil {
             acceptedReversals += 1
             if acceptedReversals == 1 {
@@ -673,8 +635,6 @@ public struct ShakeDetector: Sendable {
         strokeStartSample = counters.samples
         strokeImpulse = impulse
         opposingImpulse = 0
-        dipped = false
-        credited = false
     }
 
     /// Ends the shake in progress without a shake; nothing is reported if its `began` was not.
