@@ -171,14 +171,13 @@ final class Client {
         let promise = channel.eventLoop.makePromise(of: Void.self)
         promise.futureResult.assumeIsolated().whenComplete { [self] result in
             watching = false
-            let before = inFlight
-            inFlight = bytesHeldByChannel
-            // A failed write (the channel closing) is not tried again: the next would fail the same way at once.
-            if case .success = result, inFlight > 0 { watchUntilTaken() }
-            // Inside ``accounted(_:)`` (a flush of ours completed it) the change is reported there.
-            guard !accounting else { return }
-            if inFlight != before { owedChanged?(inFlight - before) }
-            if before > 0 && owed == 0 { readingResumed?() }
+            // Reported once, by the outermost ``accounted(_:)``: a flush of ours that completed this, or this one
+            // (including a next watch its own flush completes at once).
+            accounted {
+                inFlight = bytesHeldByChannel
+                // A failed write (the channel closing) is not tried again: the next would fail the same way at once.
+                if case .success = result, inFlight > 0 { watchUntilTaken() }
+            }
         }
         if let outbound {
             outbound.write(NIOAny(ByteBuffer()), promise: promise)
