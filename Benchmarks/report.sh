@@ -42,6 +42,10 @@ def value(test, metric, percentile):
             return v
     return None
 
+def times(test):
+    """A benchmark's wall-clock p50 and p99, in nanoseconds (the export's unit, whatever the column names)."""
+    return value(test, "time(wallclock)", 50.0), value(test, "time(wallclock)", 99.0)
+
 table = []
 v = value("ShakeDetector.process", "throughput", 50.0)
 if v is not None:
@@ -62,23 +66,19 @@ if m:
 for n in (1, 100, 1000):
     # The physical limit measured in the same run: a plain loop writing the same line to n connected sockets.
     base = f"plain write to {n} sockets (baseline)"
-    base50 = value(base, "time(wallclock)", 50.0)
-    base99 = value(base, "time(wallclock)", 99.0)
+    base50, base99 = times(base)
     if base50 is not None:
         table.append((f"Plain write loop to {n:,} sockets (baseline) p50 / p99",
                       f"{base50 / 1e6:.3f} / {base99 / 1e6:.3f} ms", ""))
     # The same loop on the reader's thread (no thread woken, the reader asleep while it writes): for reference.
     own = f"plain write to {n} sockets (reader's thread)"
-    own50 = value(own, "time(wallclock)", 50.0)
-    own99 = value(own, "time(wallclock)", 99.0)
+    own50, own99 = times(own)
     if own50 is not None:
         table.append((f"Plain write loop to {n:,} sockets on the reader's thread p50 / p99",
                       f"{own50 / 1e6:.3f} / {own99 / 1e6:.3f} ms", ""))
     for kind in ("socket", "ShakeClient"):
         test = f"event to {n} subscribers ({kind})"
-        # Wall-clock times are exported in nanoseconds, whatever unit the column names.
-        p50 = value(test, "time(wallclock)", 50.0)
-        p99 = value(test, "time(wallclock)", 99.0)
+        p50, p99 = times(test)
         if p50 is None:
             continue
         ratio = ""
