@@ -47,7 +47,7 @@ public struct SynthesisOptions: Sendable, Hashable {
         case linearDown = "linear-down"
         case expUp = "exp-up"
         case expDown = "exp-down"
-        /// Each back-and-forth gets its own random strength.
+        /// Each stroke gets its own random strength.
         case random
     }
 
@@ -110,9 +110,10 @@ public struct SynthesisOptions: Sendable, Hashable {
     public var direction = Direction.horizontal
     /// The shake's strength, 0...1 of a vigorous shake (about 4 g at the turning points).
     public var force = 0.7
-    /// Seconds of shaking (of the move, for ``Motion/move``), per repeat.
+    /// Seconds of shaking (of the move, for ``Motion/move``), per repeat. A shake is a whole number of strokes (half
+    /// back-and-forths, ``shakeStrokes``): the duration is rounded to the nearest one.
     public var duration = 1.5
-    /// Seconds per back-and-forth.
+    /// Seconds per back-and-forth: the device's way there and back, two strokes.
     public var iteration = 0.22
     public var interpolation = Interpolation.none
     /// Plays the strength envelope forwards, then backwards.
@@ -178,10 +179,18 @@ public struct SynthesisOptions: Sendable, Hashable {
         try check(total * rate <= 50_000_000, "duration", "the trace would exceed 50 million samples")
     }
 
+    /// How many strokes (half back-and-forths) a shake has: `duration` in half `iteration`s, rounded to the nearest,
+    /// at least two (one back-and-forth: there and back). Three is a back-and-forth and a half: from rest one way,
+    /// the other way past the start, and back to rest where it started.
+    public var shakeStrokes: Int {
+        let halves = (duration / (iteration / 2)).rounded()
+        return halves.isFinite ? max(2, Int(min(halves, 1_000_000))) : 2
+    }
+
     /// Seconds that one motion lasts.
     public var motionLength: Double {
         switch motion {
-        case .shake: duration
+        case .shake: Double(shakeStrokes) * iteration / 2
         case .fling: 0.4
         case .tap: 0.15
         case .drop: 0.6

@@ -4,9 +4,11 @@ public import ShakeDetection
 /// Writes synthetic accelerometer traces: a motion inside a background, as a device's accelerometer reports it
 /// (gravity included, in the device's frame, with sensor noise and sampling jitter).
 ///
-/// The model is physical, not a lookup of recorded data. A shake is a sequence of back-and-forth strokes whose
-/// acceleration peaks at the turning points, each with its own period (±8%) and strength (the envelope), with
-/// a little motion across the main axis and a wrist that tilts as it shakes, so gravity leaks into the axes.
+/// The model is physical, not a lookup of recorded data. A shake is where the device is (``ShakePath``): strokes
+/// one way and back about where it started, from rest to rest, each back-and-forth with its own period (±8%) and
+/// each turning point its own strength (the envelope: the acceleration there), with a little motion across the main
+/// axis and a wrist that tilts as it shakes, so gravity leaks into the axes. What the sensor reads is the second
+/// derivative of that position, exact, plus gravity.
 public struct TraceSynthesizer: Sendable {
     public var options: SynthesisOptions
 
@@ -80,16 +82,10 @@ extension TraceSynthesizer {
         let forward: Vector3
         let side: Vector3
         let starts: [Double]
-        let cycles: [[Cycle]]
+        let shakes: [ShakePath]
         let backgroundPhases: [Double]
         let stepFrequency: Double
         let totalLength: Double
-
-        struct Cycle {
-            var start: Double
-            var period: Double
-            var strength: Double
-        }
 
         init(options: SynthesisOptions, random: inout SeededRandom) {
             self.options = options
@@ -102,23 +98,40 @@ extension TraceSynthesizer {
             totalLength =
                 options.before + options.after + Double(options.repeatCount) * motion
                 + Double(options.repeatCount - 1) * options.pause
-            var allCycles: [[Cycle]] = []
+            var shakes: [ShakePath] = []
             if options.motion == .shake {
+                let count = options.shakeStrokes
+                let direction = options.direction
                 for _ in starts {
-                    var cycles: [Cycle] = []
-                    var offset = 0.0
-                    while offset < motion {
-                        let period = options.iteration * min(1.3, max(0.7, 1 + 0.08 * random.gaussian()))
-                        let center = min(1, (offset + period / 2) / motion)
-                        let strength = Self.envelope(
-                            options.interpolation, options.autoreverse, at: center, random: &random)
-                        cycles.append(Cycle(start: offset, period: min(period, motion - offset), strength: strength))
-                        offset += period
+                    // Each back-and-forth (two strokes) takes its own time, within about 8% of `iteration`; the
+                    // strokes are then scaled to fill the shake's length exactly.
+                    let factors = (0..<(count + 1) / 2).map { _ in min(1.3, max(0.7, 1 + 0.08 * random.gaussian())) }
+                    let total = (0..<count).reduce(0.0) { $0 + factors[$1 / 2] }
+                    let lengths = (0..<count).map { factors[$0 / 2] * motion / total }
+                    var reached = 0.0
+                    let turningTimes = lengths.dropLast().map { length -> Double in
+                        reached += length
+                        return reached
                     }
-                    allCycles.append(cycles)
+                    let strengths = turningTimes.map { time in
+                        TraceSynthesizer.vigorousPeak * options.force
+                            * Self.envelope(
+                                options.interpolation, options.autoreverse, at: time / motion, random: &random)
+                    }
+                    // The amplitude that gives each turning point the strength's acceleration at the shake's mean
+                    // tempo `rate`: metres, or for a twist, radians (the sensor is `twistRadius` from the axis; at
+                    // most 40°). The strokes keep about the same speed whatever their tempo, so a quicker
+                    // back-and-forth turns round harder (its acceleration in proportion to its rate), a slower one
+                    // softer.
+                    let rate = 2 * .pi / options.iteration
+                    let amplitudes = zip(strengths, ShakePath.turningRates(lengths)).map { strength, turningRate in
+                        let amplitude = strength / (ShakePath.shapePeak * rate * turningRate)
+                        return direction == .rotate ? min(0.7, amplitude / Self.twistRadius) : amplitude
+                    }
+                    shakes.append(ShakePath(lengths: lengths, amplitudes: amplitudes))
                 }
             }
-            cycles = allCycles
+            self.shakes = shakes
             backgroundPhases = (0..<8).map { _ in random.uniform(0...(2 * .pi)) }
             stepFrequency = random.uniform(1.7...2.1)
         }
@@ -162,6 +175,9 @@ extension TraceSynthesizer {
             let s = sin(angle)
             return v * c + cross(axis, v) * s + axis * (axis.dot(v) * (1 - c))
         }
+
+        /// How far a twisted device's sensor is from the axis it turns about, metres.
+        static let twistRadius = 0.07
 
         static let xAxis = Vector3(x: 1, y: 0, z: 0)
         static let yAxis = Vector3(x: 0, y: 1, z: 0)
@@ -308,39 +324,35 @@ extension TraceSynthesizer {
             case .none:
                 return (.zero, Self.zAxis, 0)
             case .shake:
-                let cycles = cycles[repeatIndex]
-                guard let cycle = cycles.last(where: { $0.start <= local }) else { return (.zero, Self.zAxis, 0) }
-                let phase = 2 * .pi * (local - cycle.start) / cycle.period
-                // Sharper at the turning points than a sine: the hand stops and snaps back.
-                let wave = -(sin(phase) - 0.15 * sin(3 * phase)) / 1.15
-                let strength = peak * cycle.strength
+                let (phase, amplitude, ramp) = shakes[repeatIndex].state(at: local)
+                // The displacement along the shake (or the twist's angle), and a little motion across it: the hand's
+                // path is an ellipse, out of phase with the stroke, that grows over the first stroke and shrinks
+                // over the last, so the device also starts and ends at rest across it. The wrist tilts as the
+                // device moves (with the velocity), so gravity leaks into the axes; it is level again at rest.
+                let along = amplitude * ShakePath.shape(phase)
+                func across(_ share: Double, _ lag: Double) -> Double {
+                    // `share` of the stroke's acceleration at the turning points.
+                    (-share * ShakePath.shapePeak * amplitude * ramp * Jet.cos(phase + lag)).acceleration
+                }
+                let wrist = -sin(phase.value) * ramp.value
                 switch options.direction {
                 case .horizontal:
-                    let a =
-                        Self.xAxis * (strength * wave) + Self.yAxis * (0.15 * strength * sin(phase + 1))
-                        + Self.zAxis * (0.1 * strength * sin(phase + 2))
-                    return (a, Self.zAxis, 0.12 * options.force * cos(phase))
+                    let a = Self.xAxis * along.acceleration + Self.yAxis * across(0.15, 1) + Self.zAxis * across(0.1, 2)
+                    return (a, Self.zAxis, 0.12 * options.force * wrist)
                 case .vertical:
-                    let a =
-                        Self.yAxis * (strength * wave) + Self.xAxis * (0.15 * strength * sin(phase + 1))
-                        + Self.zAxis * (0.1 * strength * sin(phase + 2))
-                    return (a, Self.xAxis, 0.12 * options.force * cos(phase))
+                    let a = Self.yAxis * along.acceleration + Self.xAxis * across(0.15, 1) + Self.zAxis * across(0.1, 2)
+                    return (a, Self.xAxis, 0.12 * options.force * wrist)
                 case .both:
                     let diagonal = Vector3(x: 0.7071, y: 0.7071, z: 0)
-                    let a = diagonal * (strength * wave) + Self.zAxis * (0.12 * strength * sin(phase + 1))
-                    return (a, Self.zAxis, 0.1 * options.force * cos(phase))
+                    let a = diagonal * along.acceleration + Self.zAxis * across(0.12, 1)
+                    return (a, Self.zAxis, 0.1 * options.force * wrist)
                 case .rotate:
-                    // Twisting about the screen normal with the sensor 7 cm from the axis: tangential
-                    // acceleration along x, centripetal along -y, and gravity turning with the device.
-                    let radius = 0.07
-                    let omega = 2 * .pi / cycle.period
-                    let amplitude = min(0.7, strength / (radius * omega * omega))
-                    let angle = amplitude * sin(phase)
-                    let rate = amplitude * omega * cos(phase)
-                    let a =
-                        Self.xAxis * (-radius * amplitude * omega * omega * sin(phase))
-                        + Self.yAxis * (-radius * rate * rate)
-                    return (a, Self.zAxis, angle)
+                    // Twisting about the screen normal with the sensor `twistRadius` from the axis: the angle
+                    // oscillates about where it started; tangential acceleration along x, centripetal along -y,
+                    // and gravity turning with the device.
+                    let radius = Self.twistRadius
+                    let a = Self.xAxis * (radius * along.acceleration) + Self.yAxis * (-radius * along.rate * along.rate)
+                    return (a, Self.zAxis, along.value)
                 }
             case .fling:
                 let along = Self.xAxis

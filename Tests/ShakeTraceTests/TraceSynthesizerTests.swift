@@ -17,11 +17,13 @@ struct TraceSynthesizerTests {
 
     @Test(arguments: [25.0, 100, 400])
     func samplesComeAtTheRate(rate: Double) {
+        // A shake lasts whole strokes: 1 s is eight of 0.125 s.
         let samples = synthesize {
             $0.rate = rate
             $0.before = 1
             $0.after = 1
             $0.duration = 1
+            $0.iteration = 0.25
         }
         #expect(abs(Double(samples.count) - 3 * rate) <= 2)
         let intervals = zip(samples.dropFirst(), samples).map { $0.time - $1.time }
@@ -77,6 +79,8 @@ struct TraceSynthesizerTests {
         var options = SynthesisOptions()
         options.repeatCount = 2
         options.pause = 1
+        // 1.5 s of shaking is twelve whole strokes of 0.125 s.
+        options.iteration = 0.25
         options.background = .still
         options.noise = 0
         let synthesizer = TraceSynthesizer(options: options)
@@ -86,6 +90,86 @@ struct TraceSynthesizerTests {
         }
         #expect(moving.allSatisfy { ($0.time >= 2.0 && $0.time <= 3.5) || ($0.time >= 4.5 && $0.time <= 6.0) })
         #expect(moving.contains { $0.time > 4.5 })
+    }
+
+    /// A shake from rest moves the device back and forth about where it started, as a hand does: along the
+    /// shake, the velocity (the linear acceleration integrated) starts and ends at zero and reverses at every
+    /// turning point, at least 2 × back-and-forths − 1 times, and the device ends where it started. Gravity is
+    /// held where the wrist's tilt does not turn it (the tilt is about the screen's normal for a shake across the
+    /// screen, about x for one along y), so the reading less the first one is the linear acceleration.
+    @Test(arguments: SynthesisOptions.Direction.allCases)
+    func aShakeGoesBackAndForthAboutWhereItStarted(direction: SynthesisOptions.Direction) {
+        let samples = synthesize {
+            $0.direction = direction
+            $0.orientation = direction == .vertical ? .landscapeLeft : .faceUp
+            $0.duration = 1.2
+            $0.iteration = 0.22
+            $0.background = .still
+            $0.noise = 0
+            $0.rate = 1000
+        }
+        // A twist moves the sensor along x (tangentially) by the angle times its radius.
+        let axis = direction == .vertical ? Vector3(x: 0, y: 1, z: 0) : direction == .both ? Vector3(x: 0.7071, y: 0.7071, z: 0) : Vector3(x: 1, y: 0, z: 0)
+        let motion = Motion(samples, along: axis)
+        let backAndForths = 11.0 / 2  // 1.2 s is eleven strokes of 0.11 s
+        #expect(Double(motion.reversals) >= 2 * backAndForths - 1, "\(motion.reversals) reversals")
+        #expect(abs(motion.velocities.last!) < 0.01, "ends at rest: \(motion.velocities.last!) m/s")
+        #expect(motion.velocities.map(abs).max()! > 0.3, "it moves")
+        // Old synthesizer: 0.9 m one way. Within a few millimetres of the start (or, for the twist, of its angle).
+        #expect(abs(motion.positions.last!) < 0.05 * motion.positions.map(abs).max()!, "ends at \(motion.positions.last!) m")
+        #expect(abs(motion.positions.last!) < 0.005, "ends at \(motion.positions.last!) m")
+    }
+
+    /// `duration` gives whole strokes (half back-and-forths): a back-and-forth and a half is three strokes, one way
+    /// from rest, the other way past the start, and back to rest where it started: the velocity has three runs of
+    /// one sign, reversing twice.
+    @Test(arguments: [0.3, 0.33, 0.36])
+    func aBackAndForthAndAHalfIsThreeStrokes(duration: Double) {
+        var options = SynthesisOptions()
+        options.iteration = 0.22
+        options.duration = duration
+        #expect(options.shakeStrokes == 3)
+        #expect(abs(options.motionLength - 0.33) < 1e-12)
+        let samples = synthesize {
+            $0.iteration = 0.22
+            $0.duration = duration
+            $0.orientation = .faceUp
+            $0.background = .still
+            $0.noise = 0
+            $0.rate = 1000
+        }
+        let motion = Motion(samples, along: Vector3(x: 1, y: 0, z: 0))
+        #expect(motion.runs == [-1, 1, -1], "\(motion.runs)")
+        #expect(abs(motion.velocities.last!) < 0.01)
+        #expect(abs(motion.positions.last!) < 0.003, "ends at \(motion.positions.last!) m")
+    }
+
+    /// `--force` is the acceleration at the turning points, 4 g (40 m/s²) for a vigorous shake: where the device
+    /// turns round (the velocity changes sign) in the middle strokes, the reading is about 40 × force m/s² (each
+    /// back-and-forth's tempo varies by about 8%, and a quicker one turns round harder: the median over five
+    /// shakes is within 4%, each turning point within 30%).
+    @Test(arguments: [0.7, 1.0])
+    func theMiddleStrokesTurnRoundAtTheForce(force: Double) {
+        var peaks: [Double] = []
+        for seed in 1...5 {
+            let samples = synthesize {
+                $0.force = force
+                $0.duration = 1.2
+                $0.orientation = .faceUp
+                $0.background = .still
+                $0.noise = 0
+                $0.rate = 1000
+                $0.seed = UInt64(seed)
+            }
+            let motion = Motion(samples, along: Vector3(x: 1, y: 0, z: 0))
+            #expect(motion.turningAccelerations.count >= 8, "\(motion.turningAccelerations.count) turning points")
+            // The first and the last turning point end and start a stroke from and to rest.
+            peaks += motion.turningAccelerations.dropFirst().dropLast().map(abs)
+        }
+        let expected = TraceSynthesizer.vigorousPeak * force
+        let median = peaks.sorted()[peaks.count / 2]
+        #expect(abs(median - expected) < 0.04 * expected, "median \(median) m/s², expected \(expected)")
+        #expect(peaks.allSatisfy { abs($0 - expected) < 0.3 * expected }, "\(peaks)")
     }
 
     @Test func turningOverLeavesTheDeviceUpsideDown() {
@@ -217,5 +301,38 @@ struct TraceSynthesizerTests {
         options.turn = 200
         #expect(throws: SynthesisOptions.Invalid.self) { try options.validate() }
         do { try options.validate() } catch { #expect(error.option == "turn") }
+    }
+}
+
+/// The motion along `axis`, from a trace whose gravity does not turn: the reading less the first one, integrated
+/// (trapezoids) to a velocity and a position.
+private struct Motion {
+    var velocities: [Double] = []
+    var positions: [Double] = []
+    /// The signs of the velocity's runs, beyond a dead band of 2 cm/s.
+    var runs: [Int] = []
+    /// The acceleration where the velocity changes sign (the turning points).
+    var turningAccelerations: [Double] = []
+    var reversals: Int { max(0, runs.count - 1) }
+
+    init(_ samples: [Sample], along axis: Vector3) {
+        let rest = samples[0].acceleration
+        var velocity = 0.0
+        var position = 0.0
+        var previous = samples[0]
+        for sample in samples.dropFirst() {
+            let dt = sample.time - previous.time
+            let before = (previous.acceleration - rest).dot(axis)
+            let now = (sample.acceleration - rest).dot(axis)
+            let next = velocity + (before + now) / 2 * dt
+            position += (velocity + next) / 2 * dt
+            if velocity != 0 && next != 0 && (velocity < 0) != (next < 0) { turningAccelerations.append(now) }
+            velocity = next
+            velocities.append(velocity)
+            positions.append(position)
+            let sign = velocity > 0.02 ? 1 : velocity < -0.02 ? -1 : 0
+            if sign != 0 && runs.last != sign { runs.append(sign) }
+            previous = sample
+        }
     }
 }
