@@ -188,13 +188,16 @@ struct FaultTests {
 
     @Test func aRateThatHalvesMidStreamStillShowsBothShakes() throws {
         let directory = try Harness.scratch("rate")
-        // 0-3.5 s at 100 Hz with a shake at 1-2.5 s, then 3.52-7.02 s at 50 Hz with one at 4.52-6.02 s.
+        // 0-3.5 s at 100 Hz with a shake at 1-2.5 s, then 3.52-7.02 s at 50 Hz with one at 4.52-6.02 s (1.5 s is
+        // twelve whole strokes of 0.125 s).
         let fast = try TraceFile.read(
-            path: try synth(in: directory, ["--before", "1", "--after", "1", "--duration", "1.5", "--rate", "100"]))
+            path: try synth(
+                in: directory,
+                ["--before", "1", "--after", "1", "--duration", "1.5", "--iteration", "0.25", "--rate", "100"]))
         let slowFile = "\(directory)/slow.csv"
         try Harness.shakectl([
-            "synth", "--before", "1", "--after", "1", "--duration", "1.5", "--rate", "50", "--seed", "4",
-            "--start", "3.52", "--out", slowFile,
+            "synth", "--before", "1", "--after", "1", "--duration", "1.5", "--iteration", "0.25", "--rate", "50",
+            "--seed", "4", "--start", "3.52", "--out", slowFile,
         ])
         let slow = try TraceFile.read(path: slowFile)
         try #require((fast.last?.time ?? .infinity) < (slow.first?.time ?? 0))
