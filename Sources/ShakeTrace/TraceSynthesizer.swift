@@ -351,7 +351,8 @@ extension TraceSynthesizer {
                     // oscillates about where it started; tangential acceleration along x, centripetal along -y,
                     // and gravity turning with the device.
                     let radius = Self.twistRadius
-                    let a = Self.xAxis * (radius * along.acceleration) + Self.yAxis * (-radius * along.rate * along.rate)
+                    let a =
+                        Self.xAxis * (radius * along.acceleration) + Self.yAxis * (-radius * along.rate * along.rate)
                     return (a, Self.zAxis, along.value)
                 }
             case .fling:

@@ -109,14 +109,19 @@ struct TraceSynthesizerTests {
             $0.rate = 1000
         }
         // A twist moves the sensor along x (tangentially) by the angle times its radius.
-        let axis = direction == .vertical ? Vector3(x: 0, y: 1, z: 0) : direction == .both ? Vector3(x: 0.7071, y: 0.7071, z: 0) : Vector3(x: 1, y: 0, z: 0)
+        let axis =
+            direction == .vertical
+            ? Vector3(x: 0, y: 1, z: 0)
+            : direction == .both ? Vector3(x: 0.7071, y: 0.7071, z: 0) : Vector3(x: 1, y: 0, z: 0)
         let motion = Motion(samples, along: axis)
         let backAndForths = 11.0 / 2  // 1.2 s is eleven strokes of 0.11 s
         #expect(Double(motion.reversals) >= 2 * backAndForths - 1, "\(motion.reversals) reversals")
         #expect(abs(motion.velocities.last!) < 0.01, "ends at rest: \(motion.velocities.last!) m/s")
         #expect(motion.velocities.map(abs).max()! > 0.3, "it moves")
         // Old synthesizer: 0.9 m one way. Within a few millimetres of the start (or, for the twist, of its angle).
-        #expect(abs(motion.positions.last!) < 0.05 * motion.positions.map(abs).max()!, "ends at \(motion.positions.last!) m")
+        #expect(
+            abs(motion.positions.last!) < 0.05 * motion.positions.map(abs).max()!, "ends at \(motion.positions.last!) m"
+        )
         #expect(abs(motion.positions.last!) < 0.005, "ends at \(motion.positions.last!) m")
     }
 
