@@ -8,8 +8,8 @@ Every row is the same grid of 192 shakes (four directions; held in portrait, fac
 back-and-forth; 1.2 s of shaking in a hand, 1.5 s of the hand holding it before and after), written by `shakectl
 synth` with a fixed seed per shake, as another kind of device or person makes it: a sensor that clips at 2 g,
 lower sample rates (sampled, not filtered), coarse counts, more noise, a person walking, a brief shake of two
-back-and-forths (the synthesizer squeezes a last, partial back-and-forth into the time left, so it does not
-write a back-and-forth and a half). Each trace goes through `shakectl detect` at each preset; a shake is *taken*
+back-and-forths (four strokes from rest to rest). `synth` gives whole strokes (half back-and-forths): 1.2 s at
+0.18 s a back-and-forth is 13 strokes (1.17 s), at 0.25 s ten (1.25 s). Each trace goes through `shakectl detect` at each preset; a shake is *taken*
 when an `ended` comes after it started. The same command prints the same table. `--by` adds, per row, a table
 by those properties (direction, orientation, force, iteration), and `--misses` lists the shakes not taken at
 medium.

@@ -10,6 +10,10 @@ struct SynthCommand: ParsableCommand {
         discussion: """
             The shake follows the view-shaking vocabulary: a direction, a force, a duration, the seconds per \
             back-and-forth (iteration), how the strength changes (interpolation, autoreverse) and repeats. \
+            It is a motion a hand can make: the device goes back and forth about where it started, from rest \
+            to rest, its velocity reversing at every turning point; the first stroke, from rest, and the last, \
+            back to rest where it started, go half as far as the others in the same time. The reading is the \
+            second derivative of that position, plus gravity. \
             Around it, the trace has what real recordings have: a background (a device lying still, held in a \
             hand, or carried while walking), an orientation (which way gravity points), a sample rate, jitter \
             and sensor noise. The same --seed writes the same trace.
@@ -35,11 +39,14 @@ struct SynthCommand: ParsableCommand {
         name: .customLong("back-swing"),
         help: "For --motion move: the hand first draws the device back, with this share (0...1) of the stop's peak.")
     var backSwing = 0.0
-    @Option(help: "Strength, 0...1 of a vigorous shake (about 4 g at the turning points).")
+    @Option(help: "Strength, 0...1 of a vigorous shake (about 4 g at the turning points, at the mean tempo).")
     var force = 0.7
-    @Option(help: "Seconds of shaking (of the move, for --motion move) per repeat.")
+    @Option(
+        help:
+            "Seconds of shaking per repeat, rounded to whole strokes (half back-and-forths; at least one back-and-forth): with --iteration 0.2, --duration 0.3 is a back-and-forth and a half. For --motion move, the move's seconds."
+    )
     var duration = 1.5
-    @Option(help: "Seconds per back-and-forth.")
+    @Option(help: "Seconds per back-and-forth (two strokes: there and back).")
     var iteration = 0.22
     @Option(
         help: "How the strength changes: \(SynthesisOptions.Interpolation.allValueStrings.joined(separator: ", ")).")
