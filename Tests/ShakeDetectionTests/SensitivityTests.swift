@@ -66,7 +66,7 @@ struct SensitivityTests {
                 // A shake whose strokes point up steeply (`vertical` and the diagonal `both`, held upright) is
                 // told from the body's jolts only by its rhythm: `began` comes once it would pass every test,
                 // up to a back-and-forth later. The first stroke, from rest, goes half as far as the others in
-                // the same time and turns round at 0.43 of their acceleration, so the first that counts starts
+                // the same time and peaks at about 0.4 of their acceleration, so the first that counts starts
                 // a stroke (0.11 s) in; at 25 Hz the one after it is sampled late by up to a sample interval.
                 let bound = direction == .vertical || direction == .both ? 2.5 : 2.35
                 #expect(time > 2.0 && time < bound, "began at \(time) for a \(direction) shake starting at 2.0 s")
@@ -109,7 +109,7 @@ struct SensitivityTests {
         }
         if sensitivity == .light {
             // A detector miss that the shake drifting one way hid: two back-and-forths from rest, diagonal, held
-            // upright, 3.6 g, 0.45 s each, is `displaced` at `light`. Its stroke from rest (0.43 of the others'
+            // upright, 3.6 g, 0.45 s each, is `displaced` at `light`. Its stroke from rest (about 0.4 of the others'
             // peak: about 10 m/s², over `light`'s 9) is the chain's first, and the speed it gave reads under
             // half of what the next stroke carried the other way; the next reversal is rejected as lopsided.
             withKnownIssue("both 0.45 s × 2, force 0.9, displaced at light") {
