@@ -61,6 +61,12 @@ public struct ShakeDetector: Sendable {
     /// strokes is not asked: the motion went on; nor is one whose first stroke points down (steeper than
     /// `nearlyLevel`), whose impulse counts only beyond free fall and so reads low.
     static let backSwing = 0.5
+    /// A good reversal closes a stroke that came back along the line of the stroke before it: the cosine of the
+    /// angle between the two strokes' peak directions is at most this (within 45 degrees of straight back). A
+    /// hand shakes back and forth along a line; the device turns in the hand as it goes, but little between two
+    /// strokes. The acceleration of a circle turns a quarter to a third of a turn from stroke to stroke, and
+    /// the jumble of an impact (a fall, the device bouncing in a pocket) points every way (`askew`).
+    static let straightBack = -0.7
     /// After the last strong sample of a shake with more reversals than it needs (two quick back-and-forths,
     /// not one), the hand settles: up to this many seconds of weaker motion before the quiet time are not held
     /// against the duty (a short, brisk shake is mostly its own settling).
@@ -188,6 +194,8 @@ public struct ShakeDetector: Sendable {
     private var turning = false
     private var turningReading = Vector3.zero
     private var previousPeakLength = 0.0
+    /// The unit direction of the previous stroke's peak, for `straightBack`.
+    private var previousDirection = Vector3.zero
     /// Whether the reversal that started the current stroke was good and waits for the stroke to swing back.
     private var pending = false
     /// The impulse, m/s, the current stroke needs for that.
@@ -582,6 +590,8 @@ public struct ShakeDetector: Sendable {
             min(strokePeakLength, previousPeakLength) < settings.symmetry * max(strokePeakLength, previousPeakLength)
         {
             rejection = .lopsided
+        } else if !isFirst, previousDirection.dot(strokeDirection) > Self.straightBack {
+            rejection = .askew
         }
         if let rejection {
             lastRejection = rejection
@@ -591,6 +601,7 @@ public struct ShakeDetector: Sendable {
             mark(.accepted, at: time)
         }
         let closing = strokeImpulse
+        previousDirection = strokeDirection
         closedUpward = isUpward
         let vertical = strokeDirection.dot(gravity)
         let closedDownward = vertical < 0 && vertical * vertical > Self.nearlyLevel * gravity.lengthSquared

@@ -30,6 +30,9 @@ public enum ShakeEvent: Sendable, Hashable {
         case weak
         /// Too few good reversals; the last one rejected was between strokes of very different strength.
         case lopsided
+        /// Too few good reversals; the last one rejected closed a stroke that did not come back along the line of
+        /// the one before it: a circle, the jumble of an impact, not a back-and-forth.
+        case askew
         /// Too few good reversals; the last one rejected came too soon after its stroke began (a knock ringing).
         case ringing
         /// The strokes reversed, but the device never swung back: one move and its stop (with a recoil), not

@@ -24,10 +24,21 @@ public enum ActivityCodes {
         "F14": "fainting while seated, backward fall", "F15": "fainting while seated, sideways fall",
     ]
 
+    /// MobiFall (Vavoulas, Pediaditis, Spanakis and Tsiknakis, IEEE BIBE 2013): a phone in a trouser pocket;
+    /// daily living and falls, in short. MobiAct, its successor, uses the same codes for these.
+    static let mobifall: [String: String] = [
+        "STD": "standing", "WAL": "walking", "JOG": "jogging", "JUM": "jumping, continuously",
+        "STU": "stairs up", "STN": "stairs down", "SCH": "sitting down on a chair, getting up",
+        "CSI": "stepping into a car", "CSO": "stepping out of a car",
+        "FOL": "forward fall from standing, onto the hands", "FKL": "forward fall from standing, onto the knees",
+        "SDL": "sideways fall from standing", "BSC": "backward fall trying to sit on a chair",
+    ]
+
     /// The description of an activity code in a dataset, if the dataset is one `eval` knows.
     public static func describe(_ activity: String, dataset: String) -> String? {
         switch dataset.lowercased() {
         case "sisfall": sisfall[activity]
+        case "mobifall", "mobiact": mobifall[activity]
         default: nil
         }
     }

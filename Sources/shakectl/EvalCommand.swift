@@ -21,7 +21,7 @@ struct EvalCommand: AsyncParsableCommand {
             daily living (by dataset and by activity, worst first), the share of falls that fire, and latency \
             ('began' after the labelled start, 'ended' after the labelled end: median and 90th percentile), and \
             the 'not_a_shake' cancellations by the test that failed, overall and by activity. Activity codes of \
-            corpora it knows (SisFall) are explained.
+            corpora it knows (SisFall, MobiFall and MobiAct) are explained.
 
             --compare A B scores two settings side by side, each a preset (light, medium, hard) or a \
             configuration file, in one table of the trade-off: put DIR before --compare.

@@ -262,17 +262,27 @@ struct FailureClassTests {
         #expect(fired.isEmpty, "\(fired)")
     }
 
-    /// A lift that turns the device by 75 degrees: the deceleration reverses the lift (a counted reversal), and
-    /// the stroke the lagging gravity estimate leaves, once the device rests, reverses the deceleration (a good
-    /// reversal). The device reads a steady g then: that stroke never swings it back, so the second reversal
-    /// never counts. (Without the turn test it counted, and the lift ended as a shake.)
+    /// A move sideways whose stop turns the device 75 degrees the way it went: the deceleration reverses the move
+    /// (a counted reversal), and the stroke the lagging gravity estimate leaves, once the device rests, reverses
+    /// the deceleration (a good reversal, back along its line). The device reads a steady g then: that stroke
+    /// never swings it back, so the second reversal never counts. (Without the turn test it counted, and the
+    /// move ended as a shake.) The synthesizer's moves no longer show this: their lag strokes point off the
+    /// line of the stop, and are rejected as `askew` first.
     @Test func theLagAfterATurnDoesNotSwingBack() {
-        let lift = synthesize {
-            $0.motion = .move
-            $0.move = .up
-            $0.turn = 75
-            $0.duration = 0.4
-            $0.force = 0.7
+        let turn = 75 * Double.pi / 180
+        let lift = (0...400).map { index in
+            let time = Double(index) / 100
+            var x = 0.0
+            var angle = 0.0
+            if time >= 1.5 && time < 1.7 {
+                x = 20 * sin(.pi * (time - 1.5) / 0.2)
+            } else if time >= 1.7 && time < 1.9 {
+                x = -22 * sin(.pi * (time - 1.7) / 0.2)
+                angle = turn * (time - 1.7) / 0.2
+            } else if time >= 1.9 {
+                angle = turn
+            }
+            return Sample(time: time, acceleration: Vector3(x: 9.81 * sin(angle) + x, y: 0, z: 9.81 * cos(angle)))
         }
         var detector = ShakeDetector(settings: DetectorSettings(sensitivity: .light))
         var marks: [String] = []
@@ -380,5 +390,36 @@ struct FailureClassTests {
     @Test func notAShakeCarriesItsDetail() {
         let events = detect(moveAndStop)
         #expect(events.last?.json.contains(#""reason":"not_a_shake","detail":"one_way""#) == true)
+    }
+    /// A direction in the level plane (gravity along z), `degrees` from +x.
+    static func level(_ degrees: Double) -> Vector3 {
+        Vector3(x: cos(degrees * .pi / 180), y: sin(degrees * .pi / 180), z: 0)
+    }
+
+    /// Three strokes like the short shake above, but each turning 120 degrees from the one before instead of
+    /// coming straight back: every reversal past the threshold, alike in strength, quick, swinging back — and
+    /// not along one line, as the jumble of an impact is not (a fall, a phone bouncing in a pocket). `askew`.
+    @Test func strokesThatDoNotComeBackAlongTheirLineAreAskew() {
+        let jumble = strokeTrace([
+            Stroke(Self.level(0), peak: 30, duration: 0.2), Stroke(Self.level(120), peak: 30, duration: 0.2),
+            Stroke(Self.level(240), peak: 30, duration: 0.2),
+        ])
+        let events = detect(jumble)
+        #expect(!outline(events).contains("ended"), "\(events)")
+        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
+            Issue.record("expected not_a_shake: \(events)")
+            return
+        }
+        #expect(detail == .askew)
+    }
+
+    /// A shake whose line turns in the hand, 30 degrees a stroke (150 degrees from one stroke to the next, 150
+    /// over the whole shake): still back and forth, still a shake.
+    @Test func aShakeWhoseLineTurnsInTheHandIsAShake() {
+        let turning = strokeTrace(
+            (0..<6).map { stroke in
+                Stroke(Self.level(Double(stroke) * 210), peak: 20, duration: stroke == 0 || stroke == 5 ? 0.1 : 0.18)
+            })
+        #expect(outline(detect(turning)) == ["began", "ended"])
     }
 }

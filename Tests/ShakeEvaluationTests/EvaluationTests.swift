@@ -73,10 +73,15 @@ struct EvaluationTests {
             Evaluation.Outcome(
                 recording: Corpus.Recording(file: "b.csv", dataset: "mine", kind: .adl, activity: "D18"), events: [],
                 duration: 60),
+            Evaluation.Outcome(
+                recording: Corpus.Recording(file: "c.csv", dataset: "MobiFall", kind: .fall, activity: "SDL"),
+                events: [.began(time: 1), .cancelled(time: 2, began: 1, reason: .notAShake, detail: .askew)],
+                duration: 10),
         ]
         let report = Evaluation(outcomes: outcomes).report(title: "t")
         #expect(report.contains("D19 jumping gently, reaching up"))
         #expect(report.contains("D19 (jumping gently, reaching up): low_duty 1"))
+        #expect(report.contains("SDL (sideways fall from standing): askew 1"))
         // The same code in a corpus eval does not know is left alone.
         #expect(!report.contains("stumbling"))
     }
