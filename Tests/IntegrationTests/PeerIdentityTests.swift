@@ -24,6 +24,13 @@ struct PeerIdentityTests {
         print("answer", f.readline().strip(), flush=True)
         """
 
+    /// Whether the client has printed its whole answer line: the line can reach the pipe in more than one write,
+    /// and a check made between them saw only "answer ".
+    static func hasAnswered(_ stdout: String) -> Bool {
+        guard let answer = stdout.range(of: "answer ") else { return false }
+        return stdout[answer.upperBound...].contains("\n")
+    }
+
     /// The client as the unprivileged user nobody, with the given groups and, with `join`, the right to
     /// change them later.
     static func client(_ socket: String, groups: [UInt32], join: UInt32?, directory: String) throws -> DaemonProcess {
@@ -45,7 +52,7 @@ struct PeerIdentityTests {
         // A member of the admin group at connect time streams samples: the group is what grants it.
         let member = try Self.client(socket, groups: [users], join: nil, directory: directory)
         defer { _ = member.stop() }
-        let memberAnswered = member.wait(timeout: 10) { $0.stdout.contains("answer") }
+        let memberAnswered = member.wait(timeout: 10) { Self.hasAnswered($0.stdout) }
         #expect(memberAnswered, "\(member.stdout)\(member.stderr)")
         #expect(member.stdout.contains(#"answer {"event":"ok","request":"samples"}"#), "\(member.stdout)")
 
@@ -58,7 +65,7 @@ struct PeerIdentityTests {
         let joined = joiner.wait(timeout: 10) { $0.stdout.contains("joined [\(users)]") }
         #expect(kill(pid, SIGCONT) == 0)
         #expect(joined, "\(joiner.stdout)\(joiner.stderr)")
-        let joinerAnswered = joiner.wait(timeout: 10) { $0.stdout.contains("answer") }
+        let joinerAnswered = joiner.wait(timeout: 10) { Self.hasAnswered($0.stdout) }
         #expect(joinerAnswered, "\(joiner.stdout)\(joiner.stderr)")
         #expect(joiner.stdout.contains(#"answer {"event":"error","error":"forbidden""#), "\(joiner.stdout)")
     }
