@@ -49,7 +49,7 @@ public struct ShakeDetector: Sendable {
     static let dutyFraction = 0.5
     /// A good reversal counts once the stroke it starts has given the device at least this share of the
     /// impulse of the stroke before: the device swings back. In a shake consecutive strokes are alike (the
-    /// first and the last, from and to rest, carry about half of the others); the recoil after a move stops
+    /// first and the last, from and to rest, carry a third to a half of the others); the recoil after a move stops
     /// carries a small part of the stop.
     static let swingRatio = 1.0 / 3
     /// A chain of one back-and-forth (three strokes, two counted reversals) is a shake only if its first stroke
