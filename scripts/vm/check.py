@@ -4,7 +4,7 @@
 Two comparisons for each scenario:
 - as delivered (HID scenarios): the feeder logs when it sent each row (CLOCK_MONOTONIC, the clock the daemon's
   events must use); `shakectl detect` on those rows, at those times, quantized to the device's resolution, must give
-  the daemon's events: same phases, times within 2 ms, peaks within the quantum plus the JSON's rounding plus 0.5%
+  the daemon's events: same phases, times within two rows, peaks within the quantum plus the JSON's rounding plus 0.5%
   (what one report merged or dropped by the kernel under load moves them). This shows that the capture path hands over what the sensor produced, on the right clock.
 - as recorded: the daemon's events, mapped onto the trace's clock with the feeder's start time, must have the same
   phases and count as `shakectl detect` on the trace file (quantized), times within 100 ms (the guest's timing
@@ -308,8 +308,11 @@ def check(name, s, spec, args, tmp):
         # the guest's load moves a peak while phases and times still agree (the delivered rows of a systemd run,
         # one row during a shake left out at a time: peaks from 28.46 to 28.60 where all rows give 28.52; the
         # daemon's was 28.58, its times equal to the millisecond).
+        # Times within two rows: the same report merged or dropped moves the sample that ends a shake's quiet
+        # time by a row, and rows leave the feeder with the guest's jitter (a systemd run: `ended` 13 ms after the
+        # rows as sent, at 100 Hz; a wrong clock is off by seconds).
         max_dt, max_dp = compare(
-            s["events"], as_delivered, interval + 0.0005, lambda p: quantum + 0.011 + 0.005 * p, problems)
+            s["events"], as_delivered, 2 * interval + 0.0005, lambda p: quantum + 0.011 + 0.005 * p, problems)
         if len(problems) > before:
             problems.insert(before, "against the samples as delivered (%s):" % path)
         elif max_dt is not None:
