@@ -18,11 +18,7 @@ struct FailureClassTests {
     @Test func aMoveAndItsStopIsNotAShake() {
         let events = detect(moveAndStop)
         #expect(!outline(events).contains("ended"), "\(events)")
-        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
-            Issue.record("expected not_a_shake: \(events)")
-            return
-        }
-        #expect(detail == .oneWay)
+        #expect(Self.notAShakeDetail(events) == .oneWay, "\(events)")
     }
 
     /// The same three strokes with a real swing back (the third as strong as the first) are a short shake.
@@ -226,11 +222,7 @@ struct FailureClassTests {
             Stroke(.plusX, peak: 22, duration: 0.18),
         ])
         let events = detect(mixed)
-        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
-            Issue.record("expected not_a_shake: \(events)")
-            return
-        }
-        #expect(detail == .lopsided)
+        #expect(Self.notAShakeDetail(events) == .lopsided, "\(events)")
     }
 
     /// One deliberate move that stops (`shakectl synth --motion move`): a lift, a push away, a move left or
@@ -364,11 +356,7 @@ struct FailureClassTests {
                 Stroke(.minusX, peak: 30, duration: 0.2),
             ]), settings: DetectorSettings(sensitivity: .light))
         #expect(!outline(events).contains("ended"), "\(events)")
-        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
-            Issue.record("expected not_a_shake: \(events)")
-            return
-        }
-        #expect(detail == .displaced)
+        #expect(Self.notAShakeDetail(events) == .displaced, "\(events)")
     }
 
     /// One back-and-forth from rest, as a hand shakes it: the first and last strokes each carry about half of the
@@ -391,6 +379,12 @@ struct FailureClassTests {
         let events = detect(moveAndStop)
         #expect(events.last?.json.contains(#""reason":"not_a_shake","detail":"one_way""#) == true)
     }
+    /// The detail of the `not_a_shake` cancellation that ends `events`, or nil if they end otherwise.
+    static func notAShakeDetail(_ events: [ShakeEvent]) -> ShakeEvent.Rejection? {
+        guard case .cancelled(_, _, .notAShake, let detail) = events.last else { return nil }
+        return detail
+    }
+
     /// A direction in the level plane (gravity along z), `degrees` from +x.
     static func level(_ degrees: Double) -> Vector3 {
         Vector3(x: cos(degrees * .pi / 180), y: sin(degrees * .pi / 180), z: 0)
@@ -406,11 +400,7 @@ struct FailureClassTests {
         ])
         let events = detect(jumble)
         #expect(!outline(events).contains("ended"), "\(events)")
-        guard case .cancelled(_, _, .notAShake, let detail) = events.last else {
-            Issue.record("expected not_a_shake: \(events)")
-            return
-        }
-        #expect(detail == .askew)
+        #expect(Self.notAShakeDetail(events) == .askew, "\(events)")
     }
 
     /// A shake whose line turns in the hand, 30 degrees a stroke (150 degrees from one stroke to the next, 150
