@@ -13,8 +13,8 @@ public struct ShakeDetector: Sendable {
     public struct Counters: Sendable, Hashable {
         /// Samples accepted.
         public var samples = 0
-        /// Samples dropped because the time or a component was not a finite number, or a component was beyond
-        /// ``Sample/plausibleLimit`` (no accelerometer reads that; it is corrupt data).
+        /// Samples dropped because the time or a component was not a finite number, or the acceleration was longer
+        /// than ``Sample/plausibleLimit`` (no accelerometer reads that; it is corrupt data).
         public var invalid = 0
         /// Times the stream broke: time went backwards or jumped forward by more than `maxGap`.
         public var discontinuities = 0

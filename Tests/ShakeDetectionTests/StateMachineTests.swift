@@ -115,6 +115,30 @@ struct StateMachineTests {
         }
     }
 
+    @Test func aSampleIsUsableWithAFiniteTimeAndAnAccelerationWithinTheLimit() {
+        let limit = Sample.plausibleLimit
+        let usable = [
+            Sample(time: 0, x: 0, y: 0, z: 9.81),
+            Sample(time: -1e9, x: -limit, y: 0, z: 0),
+            Sample(time: 1e12, x: 0, y: 0, z: limit),
+            Sample(time: 3, x: 5_000, y: -5_000, z: 5_000),
+            Sample(time: 3, x: -.leastNonzeroMagnitude, y: 0, z: 0),
+        ]
+        for sample in usable { #expect(sample.isUsable, "\(sample)") }
+        let unusable = [
+            Sample(time: .nan, x: 0, y: 0, z: 9.81), Sample(time: .infinity, x: 0, y: 0, z: 9.81),
+            Sample(time: -.infinity, x: 0, y: 0, z: 9.81), Sample(time: 0, x: .nan, y: 0, z: 9.81),
+            Sample(time: 0, x: 0, y: .nan, z: 9.81), Sample(time: 0, x: 0, y: 0, z: .nan),
+            Sample(time: 0, x: .infinity, y: 0, z: 9.81), Sample(time: 0, x: 0, y: -.infinity, z: 9.81),
+            Sample(time: 0, x: 0, y: 0, z: .infinity), Sample(time: 0, x: limit.nextUp, y: 0, z: 0),
+            // Each component within the limit, the length beyond it.
+            Sample(time: 0, x: 6_000, y: -6_000, z: 6_000),
+            // Large enough for the squares to overflow.
+            Sample(time: 0, x: 1e200, y: 0, z: 0), Sample(time: 0, x: -.greatestFiniteMagnitude, y: 0, z: 0),
+        ]
+        for sample in unusable { #expect(!sample.isUsable, "\(sample)") }
+    }
+
     @Test func duplicateTimestampsAreAccepted() {
         let samples = synthesize { $0.rate = 100 }.flatMap { [$0, $0] }
         #expect(outline(detect(samples)) == ["began", "ended"])
