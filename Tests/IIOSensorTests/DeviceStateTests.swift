@@ -1,6 +1,7 @@
 import Foundation
 import IIOModel
 import IIOSensor
+import ShakeTestSupport
 import Testing
 
 /// Leaving a device as it was found, and waiting on a busy one: pure.
@@ -58,7 +59,7 @@ struct DeviceStateTests {
 /// Who holds a device node, from a /proc laid out in a temporary folder.
 struct DeviceHoldersTests {
     func proc(_ processes: [(pid: Int, command: String, links: [String])]) throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("proc-\(UUID().uuidString)").path
+        let root = try Scratch.directory("proc")
         for process in processes {
             let fd = "\(root)/\(process.pid)/fd"
             try FileManager.default.createDirectory(atPath: fd, withIntermediateDirectories: true)

@@ -163,10 +163,7 @@ enum Harness {
 
     /// A new, empty folder for one test.
     static func scratch(_ name: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("shaked-integration-\(getpid())-\(name)-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory.path
+        try Scratch.directory(name)
     }
 
     /// Runs shakectl and fails on a non-zero status.

@@ -1,6 +1,7 @@
 import Foundation
 import ShakeConfig
 import ShakeDetection
+import ShakeTestSupport
 import Testing
 
 /// Drop-ins: a main file, then `*.yaml` from the vendor folder and `MAIN.d` in name order, key by key, each file
@@ -8,9 +9,7 @@ import Testing
 struct ConfigLayersTests {
     /// A folder with `shaked.yaml` (when given), `shaked.yaml.d/` and `vendor/`, filled with the given files.
     static func tree(main: String?, local: [String: String] = [:], vendor: [String: String] = [:]) throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "layers-\(getpid())-\(UUID().uuidString.prefix(8))"
-        ).path
+        let root = try Scratch.directory("layers")
         for folder in ["\(root)/shaked.yaml.d", "\(root)/vendor"] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }

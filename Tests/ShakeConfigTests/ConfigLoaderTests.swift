@@ -229,8 +229,7 @@ struct ConfigLoaderTests {
 struct ConfigSizeTests {
     @Test func anEndlessFileIsReadOnlyUpToTheLimit() throws {
         signal(SIGPIPE, SIG_IGN)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-size-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("config-size"))
         let fifo = directory.appendingPathComponent("endless.yaml").path
         unlink(fifo)
         #expect(mkfifo(fifo, 0o600) == 0)

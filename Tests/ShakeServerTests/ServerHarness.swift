@@ -33,10 +33,7 @@ final class ServerHarness: Sendable {
     init(configuration: ServerConfiguration = ServerConfiguration(), name: String = #function) async throws {
         // A thousand subscribers need two thousand descriptors: raise the soft limit as far as allowed.
         UnixSocket.raiseDescriptorLimit(to: 8192)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "shaked-test-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        chmod(directory.path, 0o755)
+        let directory = URL(fileURLWithPath: try Scratch.directory("server"))
         path = directory.appendingPathComponent("shaked.sock").path
         let simulated = self.simulated
         let listeners = self.listeners

@@ -3,6 +3,7 @@ import Logging
 import ShakeClient
 import ShakeProtocol
 import ShakeServer
+import ShakeTestSupport
 import Synchronization
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 @Suite(.serialized)
 struct SocketFileTests {
     static func folder(_ name: String, length: Int? = nil) throws -> String {
-        var path = FileManager.default.temporaryDirectory.appendingPathComponent("sf-\(getpid())-\(name)").path
+        var path = try Scratch.directory(name)
         if let length { path += "/" + String(repeating: "d", count: max(1, length - path.utf8.count - 1)) }
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         chmod(path, 0o755)

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A message bus of our own (a real `dbus-daemon`), on a socket in a temporary folder; stopped when released.
 /// Its policy allows everything: what the daemon allows is the daemon's to decide, and the shipped policy file
@@ -14,11 +14,8 @@ public final class PrivateBus: Sendable {
     }
 
     public init() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "bus-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Reachable by another user too (a test that calls as nobody).
-        chmod(directory.path, 0o755)
+        let directory = URL(fileURLWithPath: try Scratch.directory("bus"))
         let socket = directory.appendingPathComponent("bus").path
         let configuration = directory.appendingPathComponent("bus.conf").path
         try """

@@ -1,5 +1,6 @@
 import Foundation
 import ShakeDetection
+import ShakeTestSupport
 import ShakeTrace
 import Testing
 
@@ -7,8 +8,7 @@ import Testing
 /// input alike, and bounded cost on input that is not a trace or is larger than memory should hold.
 struct TraceStreamingTests {
     static func temporary(_ name: String, _ contents: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trace-stream-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("trace-stream"))
         let path = directory.appendingPathComponent(name).path
         try contents.write(toFile: path, atomically: true, encoding: .utf8)
         return path
@@ -43,8 +43,7 @@ struct TraceStreamingTests {
 
     @Test func aFIFOIsReadLikeAFile() throws {
         let text = Self.text(rows: 5_000)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trace-fifo-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("trace-fifo"))
         let fifo = directory.appendingPathComponent("trace.fifo").path
         unlink(fifo)
         #expect(mkfifo(fifo, 0o600) == 0)

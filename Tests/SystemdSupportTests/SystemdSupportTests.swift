@@ -62,7 +62,7 @@ struct ServiceNotifierTests {
 
         init() throws {
             socket = try DatagramSocket(
-                path: NSTemporaryDirectory() + "notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock",
+                path: try Scratch.directory("notify") + "/notify.sock",
                 timeout: 2)
             setenv("NOTIFY_SOCKET", socket.path, 1)
         }

@@ -4,9 +4,7 @@ import Testing
 
 /// A file with `contents` in this test run's temporary folder, for the shakectl tests.
 func temporaryFile(_ name: String, _ contents: String) throws -> String {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shakectl-tests-\(getpid())")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let path = directory.appendingPathComponent(name).path
+    let path = try Scratch.directory("shakectl") + "/" + name
     try contents.write(toFile: path, atomically: true, encoding: .utf8)
     return path
 }
@@ -122,8 +120,7 @@ struct SynthCommandTests {
 struct EvalCommandTests {
     /// A small corpus made with synth: two shakes, a walk, a fling (as a gesture) and a drop (as a fall).
     func makeCorpus() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("eval-corpus-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("eval-corpus"))
         let traces: [(String, [String], String)] = [
             ("s1.csv", ["--seed", "1"], "s1.csv,synth,shake,shake,2.0,3.5,100"),
             (
@@ -185,8 +182,7 @@ struct EvalCommandTests {
 
 struct PlotCommandTests {
     @Test func writesAnSVGAndRefusesOtherFormats() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plot-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("plot"))
         let out = directory.appendingPathComponent("shake.svg").path
         let result = try Command.run(
             "shakectl", ["plot", Fixtures.path("shake-rotate-100hz.csv"), "--label", "1.5:2.7", "--out", out])
@@ -207,7 +203,7 @@ struct PlotCommandTests {
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rsvg-convert")))
     func writesAPNG() throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("plot-\(getpid()).png").path
+        let out = try Scratch.directory("plot-png") + "/fling.png"
         let result = try Command.run("shakectl", ["plot", Fixtures.path("fling.csv"), "--out", out])
         #expect(result.status == 0)
         let data = try #require(FileManager.default.contents(atPath: out))

@@ -33,7 +33,7 @@ struct OddTraceTests {
 
     @Test func simulateDeviceRefusesTimesItCannotPlay() throws {
         let trace = try temporaryFile("inf.csv", "time,x,y,z\n0,0,0,9.8\ninf,0,0,9.8\n")
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("odd-sim-\(getpid())").path
+        let out = try Scratch.directory("odd-sim") + "/out"
         let result = try Command.run("shakectl", ["simulate-device", trace, "--out", out])
         #expect(result.status == 1)
         #expect(result.stderr.contains("a sample at time inf cannot be played: times must be finite"))
@@ -41,8 +41,7 @@ struct OddTraceTests {
 
     /// Resampling to 10 kHz across a gap of 1e13 s would ask for 1e17 samples; the gap stays a gap.
     @Test func evalResamplesAcrossAHugeGapInBoundedTime() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("odd-corpus-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("odd-corpus"))
         try "time,x,y,z\n0,0,0,9.8\n0.01,0,0,9.8\n1e13,0,0,9.8\n1e13,1,0,9.8\n".write(
             to: directory.appendingPathComponent("gap.csv"), atomically: true, encoding: .utf8)
         try "file,dataset,kind,activity,label_start,label_end,rate\ngap.csv,odd,adl,still,,,100\n".write(
@@ -72,8 +71,7 @@ struct PlotSpanTests {
 /// Where plot writes when the trace has no file name of its own, and where it finds its PNG converter.
 struct PlotOutputTests {
     @Test func standardInputIsPlottedToStandardOutput() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plot-stdin-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("plot-stdin"))
         let trace = try String(contentsOfFile: Fixtures.path("shake-horizontal-100hz.csv"), encoding: .utf8)
         let shakectl = Command.productsDirectory.path + "/shakectl"
         let result = try Command.run(
@@ -89,8 +87,7 @@ struct PlotOutputTests {
 
     /// rsvg-convert is whichever PATH names first: here a stand-in that records how it was called.
     @Test func thePNGConverterIsFoundOnThePath() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plot-path-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("plot-path"))
         let converter = directory.appendingPathComponent("rsvg-convert").path
         try "#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/called\"\ncat > \"$4\"\n".write(
             toFile: converter, atomically: true, encoding: .utf8)

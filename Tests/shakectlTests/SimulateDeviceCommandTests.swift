@@ -6,9 +6,7 @@ import Testing
 struct SimulateDeviceCommandTests {
     /// Writes `trace` and runs simulate-device on it with `arguments`. - Returns: the output folder.
     func simulate(_ trace: String, _ arguments: [String]) throws -> (Command.Result, String) {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("shakectl-simulate-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try Scratch.directory("simulate"))
         let path = directory.appendingPathComponent("trace.csv").path
         try trace.write(toFile: path, atomically: true, encoding: .utf8)
         let result = try Command.run("shakectl", ["simulate-device", path, "--out", directory.path] + arguments)
