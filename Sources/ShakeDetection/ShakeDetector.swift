@@ -194,6 +194,8 @@ public struct ShakeDetector: Sendable {
     private var turning = false
     private var turningReading = Vector3.zero
     private var previousPeakLength = 0.0
+    /// Whether the reversal that closed the chain's first stroke found it `weak` or `ringing` (see `trackStroke`).
+    private var weakStart = false
     /// The unit direction of the previous stroke's peak, for `straightBack`.
     private var previousDirection = Vector3.zero
     /// Whether the reversal that started the current stroke was good and waits for the stroke to swing back.
@@ -586,16 +588,23 @@ public struct ShakeDetector: Sendable {
             rejection = .ringing
         } else if strokeImpulse < settings.minImpulse {
             rejection = .weak
-        } else if !isFirst,
+        } else if !isFirst, !weakStart,
             min(strokePeakLength, previousPeakLength) < settings.symmetry * max(strokePeakLength, previousPeakLength)
         {
             rejection = .lopsided
         } else if !isFirst, previousDirection.dot(strokeDirection) > Self.straightBack {
             rejection = .askew
         }
+        // A chain whose first stroke is too weak or too brief to be a shake's: the hand setting off from rest
+        // carries about a third of a middle stroke's velocity change, and is over the threshold only near its
+        // peak. That stroke does not count, but is not held against the chain either: its reversal is not counted
+        // as rejected, and the next stroke is not asked to be alike it in strength (it is still asked to come back
+        // along its line).
+        let startsWeak = isFirst && (rejection == .weak || rejection == .ringing)
+        weakStart = startsWeak
         if let rejection {
             lastRejection = rejection
-            rejectedReversals += 1
+            if !startsWeak { rejectedReversals += 1 }
             mark(.rejected(rejection), at: time)
         } else {
             mark(.accepted, at: time)

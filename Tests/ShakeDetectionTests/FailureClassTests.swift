@@ -40,6 +40,31 @@ struct FailureClassTests {
         #expect(outline(detect(brisk)) == ["began", "ended"])
     }
 
+    /// Two vigorous back-and-forths from rest (about 3.6 g at the turning points), as `shakectl synth` makes them:
+    /// the stroke from rest carries a third of a middle stroke's velocity change and is too weak to count. It
+    /// must not be held against the shake either, as a rejected reversal or as the stroke the next is compared
+    /// with for symmetry.
+    @Test(arguments: [SynthesisOptions.Direction.horizontal, .both])
+    func aVigorousBriefShakeFromRestIsAShake(direction: SynthesisOptions.Direction) {
+        var taken = 0
+        var cases = 0
+        for iteration in [0.18, 0.25, 0.35] {
+            for seed in UInt64(1)...4 {
+                cases += 1
+                let events = detect(
+                    synthesize {
+                        $0.direction = direction
+                        $0.force = 0.9
+                        $0.iteration = iteration
+                        $0.duration = 2 * iteration
+                        $0.seed = seed
+                    })
+                if outline(events) == ["began", "ended"] { taken += 1 }
+            }
+        }
+        #expect(taken == cases, "\(direction): \(taken) of \(cases) taken")
+    }
+
     /// A short brisk shake as a hand does it: two quick back-and-forths from rest (0.4 s, about 2 g), then the hand
     /// settling with a decaying 4 Hz wobble of about half a g, below the threshold but above the motion level.
     /// The settling is not part of the shake, and must not dilute its duty.

@@ -40,11 +40,12 @@ struct FalsePositiveRegressionTests {
         #expect(accepted)
     }
 
-    /// A push and its stop, twice: strong one way, weak the other.
+    /// A slow push and a sharp stop, twice: the same impulse each way, but weak one way and three times as
+    /// strong the other.
     @Test func lopsidedStrokesAreNotAShake() {
         let lopsided = strokeTrace([
-            Stroke(.plusX, peak: 14, duration: 0.15), Stroke(.minusX, peak: 45, duration: 0.2),
-            Stroke(.plusX, peak: 14, duration: 0.15), Stroke(.minusX, peak: 45, duration: 0.2),
+            Stroke(.plusX, peak: 15, duration: 0.3), Stroke(.minusX, peak: 45, duration: 0.1),
+            Stroke(.plusX, peak: 15, duration: 0.3), Stroke(.minusX, peak: 45, duration: 0.1),
         ])
         let rejected = !ends(lopsided)
         #expect(rejected)

@@ -201,10 +201,10 @@ struct TracePlotTests {
     }
 
     @Test func rejectedReversalsAreNamedAndTheSignalsGoToCSV() {
-        // A push and its much harder stop: the reversal is lopsided.
+        // A slow push and its much sharper stop, twice: the reversals are lopsided.
         let samples = strokeTrace([
-            Stroke(.plusX, peak: 14, duration: 0.15), Stroke(.minusX, peak: 45, duration: 0.2),
-            Stroke(.plusX, peak: 14, duration: 0.15), Stroke(.minusX, peak: 45, duration: 0.2),
+            Stroke(.plusX, peak: 15, duration: 0.3), Stroke(.minusX, peak: 45, duration: 0.1),
+            Stroke(.plusX, peak: 15, duration: 0.3), Stroke(.minusX, peak: 45, duration: 0.1),
         ])
         let plot = TracePlot(title: "lopsided", settings: DetectorSettings())
         #expect(plot.svg(samples).contains(">lopsided</text>"))
