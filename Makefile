@@ -81,7 +81,7 @@ eval: release
 
 # Synthesized shakes (four directions, three orientations, gentle to vigorous, quick to slow) as other devices and
 # people make them (a ±2 g sensor, 25 and 50 Hz, coarse counts, noise, walking, a brief shake): taken/total at
-# light, medium and hard (docs/detection.md, "Gentle shakes"). SWEEP_FLAGS="--by direction,orientation --misses".
+# light, medium and hard (docs/detection.md, "Where it stands"). SWEEP_FLAGS="--by direction,orientation --misses".
 sweep: release
 	scripts/sweep.py --shakectl $(RELEASE)/shakectl $(SWEEP_FLAGS)
 

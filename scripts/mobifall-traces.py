@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MobiFall v2.0's accelerometer recordings as traces for `shakectl eval` (docs/detection.md, fifth session).
+"""MobiFall v2.0's accelerometer recordings as traces for `shakectl eval` (docs/detection.md, "Where it stands").
 
     scripts/mobifall-traces.py SRC OUT
     shakectl eval OUT --sensitivity medium

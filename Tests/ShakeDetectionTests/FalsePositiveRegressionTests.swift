@@ -128,9 +128,9 @@ struct FalsePositiveRegressionTests {
     /// which pushes the device down past free fall (2.2 g down for 0.1 s). Alike, regular and sustained: to
     /// every other test a vertical shake, kept out by the free-fall rule (beyond free fall, the drops are weak).
     /// Nothing at all is reported at `light` or `medium`. A rule that credits such drops must keep it so: the
-    /// downward credit tried in the fourth session of issue 14 (docs/detection.md, "Gentle shakes") did when it
-    /// credited only a drop after a hand's full upward stroke, and reported a `began` at both presets when it
-    /// took every upward stroke for full.
+    /// downward credit tried in the fourth session of issue 14 (docs/detection-history.md, "Gentle shakes") did
+    /// when it credited only a drop after a hand's full upward stroke, and reported a `began` at both presets
+    /// when it took every upward stroke for full.
     func quickStairs(drop: Double, after gap: Double) -> [Sample] {
         let rate = 100.0
         let step = 1 / 2.8
