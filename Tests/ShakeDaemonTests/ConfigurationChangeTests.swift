@@ -17,6 +17,16 @@ struct ConfigurationChangeTests {
             newServer: socket ? ServerConfiguration(new, accounts: resolver) : nil)
     }
 
+    /// The server's limits when no file sets them are the `clients:` section's defaults (which the shipped
+    /// config/shaked.yaml shows): the two are written in two modules, and a daemon started without a file must
+    /// not differ from one started with the shipped file.
+    @Test func theServersDefaultsAreTheConfigurationFilesDefaults() {
+        let resolver = AccountResolver(user: { _ in nil }, group: { _ in nil })
+        var fromFile = ServerConfiguration(ShakedConfiguration(), accounts: resolver)
+        fromFile.access = ServerConfiguration().access
+        #expect(fromFile == ServerConfiguration())
+    }
+
     @Test func theSameFileChangesNothing() {
         let same = change { _ in }
         #expect(
