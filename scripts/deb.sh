@@ -17,10 +17,11 @@ done
 stage=$(mktemp -d "${TMPDIR:-/tmp}/shaked-deb.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/shaked" "$out"
-# The files git knows (tracked, or new and not ignored), as they are in the working tree.
+# The files git knows (tracked, or new and not ignored), as they are in the working tree, copied with tar
+# (essential on Debian, unlike cpio).
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' file; do
     [ -e "$file" ] && printf '%s\0' "$file"
-done | cpio --quiet -0 -pdm "$stage/shaked"
+done | tar --null --no-recursion -T - -cf - | tar -xf - -C "$stage/shaked"
 
 echo "deb: building in $stage/shaked"
 (
