@@ -117,12 +117,17 @@ GENERATED_DIR ?= $(BUILD_ROOT)/install-files
 INSTALL_VARIABLES = PREFIX="$(PREFIX)" SYSCONFDIR="$(SYSCONFDIR)" DESTDIR="$(DESTDIR)" \
 	BINDIR_BUILD="$(BINDIR_BUILD)" GENERATED_DIR="$(GENERATED_DIR)"
 
-.PHONY: install install-files uninstall deb
+.PHONY: install install-files uninstall deb dist
 
 # The Debian package (debian/), built from a copy of the source with dpkg-buildpackage and checked by lintian;
 # the .deb lands in .build-deb/out.
 deb: deps
 	scripts/deb.sh
+
+# The source tarball of a release (RELEASING.md): .build-dist/shaked-VERSION.tar.gz from HEAD with git archive, and
+# its SHA-256.
+dist:
+	scripts/dist.sh
 
 # Installs what is built when both binaries are there (`make release`, then `sudo make install`), so that root
 # never builds in the checkout; builds them first otherwise. Installs no test packages.
