@@ -305,6 +305,56 @@ struct ServerTests {
         try? FileManager.default.removeItem(atPath: (harness.path as NSString).deletingLastPathComponent)
     }
 
+    /// A `key` request reaches the daemon with the connection's number and the user the kernel named (never one
+    /// the client says); the daemon's report reaches that connection only; closing ends the key.
+    @Test func aKeyRequestIsHandedOnWithThePeersUserAndEndsWithTheConnection() async throws {
+        let harness = try await ServerHarness()
+        let other = try RawClient(path: harness.path)
+        #expect(other.readLine()?.contains(#""event":"hello""#) == true)
+        let connection: String
+        do {
+            let client = try RawClient(path: harness.path)
+            #expect(client.readLine()?.contains(#""event":"hello""#) == true)
+            client.write(#"{"request":"key","chord":"bad"}"# + "\n")
+            #expect(client.readLine()?.contains(#""error":"bad_value""#) == true)
+            client.write(#"{"request":"key","chord":"ctrl+z","phases":["began","ended"]}"# + "\n")
+            #expect(client.readLine() == #"{"event":"ok","request":"key"}"#)
+            let keys = harness.keys.current
+            #expect(keys.count == 1 && keys.first?.hasSuffix(" \(getuid()) ctrl+z began,ended") == true, "\(keys)")
+            connection = try #require(keys.first?.split(separator: " ").dropFirst().first).description
+            harness.server.send(
+                .key(.init(seq: 7, chord: "ctrl+z", result: .pressed)), toConnection: UInt64(connection) ?? 0)
+            #expect(client.readLine() == #"{"event":"key","seq":7,"chord":"ctrl+z","result":"pressed"}"#)
+            // The other connection asked for nothing and hears nothing of it.
+            other.write(#"{"request":"status"}"# + "\n")
+            #expect(other.readLine()?.contains(#""event":"status""#) == true)
+        }
+        // The client is closed: its key ends.
+        #expect(await ServerHarness.eventually { harness.keys.current.last == "ended \(connection)" })
+        // A simulation is asked for by a user too.
+        try await harness.client.simulate()
+        #expect(harness.keys.current.last == "simulate by \(getuid())")
+        await harness.stop()
+    }
+
+    /// A reload that no longer allows `key` ends the key and says so; the connection stays.
+    @Test(.enabled(if: getuid() != 0, "root is always allowed"))
+    func aReloadThatNarrowsKeyEndsIt() async throws {
+        let harness = try await ServerHarness()
+        let client = try RawClient(path: harness.path)
+        #expect(client.readLine()?.contains(#""event":"hello""#) == true)
+        client.write(#"{"request":"key","chord":"undo"}"# + "\n")
+        #expect(client.readLine() == #"{"event":"ok","request":"key"}"#)
+        var narrower = ServerConfiguration()
+        narrower.access.key = .rootOnly
+        await harness.server.update(narrower)
+        #expect(client.readLine()?.contains("no longer allowed to have keys pressed") == true)
+        #expect(harness.keys.current.last?.hasPrefix("ended ") == true)
+        client.write(#"{"request":"key","chord":"undo"}"# + "\n")
+        #expect(client.readLine()?.contains(#""error":"forbidden""#) == true)
+        await harness.stop()
+    }
+
     /// The daemon's capture gate hears each subscriber's user (capture can follow that user's session).
     @Test func subscribersAreReportedWithTheirUsers() async throws {
         let harness = try await ServerHarness()
