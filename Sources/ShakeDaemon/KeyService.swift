@@ -11,7 +11,7 @@ import UInput
 final class KeyPresser: Sendable {
     /// What the key service does next.
     enum Work: Sendable {
-        /// Subscriptions came or went: make the keyboard, or remove it.
+        /// A subscription came: make the keyboard if there is none.
         case subscriptionsChanged
         /// An event was published: press what the gate decides at that moment.
         case event(ShakeEvent.Phase, seq: Int, origin: KeyGate.Origin)
@@ -42,7 +42,7 @@ final class KeyPresser: Sendable {
 
     /// A connection closed or may no longer ask.
     func ended(connection: UInt64) {
-        if gate.withLock({ $0.unsubscribe(connection) }) { work.continuation.yield(.subscriptionsChanged) }
+        gate.withLock { _ = $0.unsubscribe(connection) }
     }
 
     /// logind's sessions changed (on the session follower's thread): from now on, chords are pressed for these
@@ -83,9 +83,11 @@ final class KeyPresser: Sendable {
 }
 
 /// The daemon's virtual keyboard: made through /dev/uinput (which the service may write as a member of
-/// shaked-uinput) while somebody has a chord to press, removed when nobody has; presses what the ``KeyGate``
-/// decides for each event, at the moment of pressing, and tells each subscriber what became of its chord. Its
-/// writes are quick and never block (the device is opened non-blocking), on this task, not the server's loop.
+/// shaked-uinput) when the first chord is asked for, and kept until the daemon stops (made and removed with each
+/// subscriber, a client that comes and goes would have the daemon add and remove input devices as fast as it
+/// likes, a udev event and a compositor's hotplug each); presses what the ``KeyGate`` decides for each event, at
+/// the moment of pressing, and tells each subscriber what became of its chord. Its writes are quick and never
+/// block (the device is opened non-blocking), on this task, not the server's loop.
 struct KeyService: Service {
     let presser: KeyPresser
     let server: ShakeServer?
@@ -134,16 +136,10 @@ struct KeyService: Service {
         keyboard?.close()
     }
 
-    /// The keyboard while somebody has a chord: made when the first comes, removed when the last goes. One that
-    /// cannot be made ends every subscription, each told why.
+    /// The keyboard, once somebody has asked for a chord. One that cannot be made ends every subscription, each
+    /// told why; the next request tries again.
     private func keep(_ keyboard: VirtualKeyboard?) -> VirtualKeyboard? {
-        let wanted = presser.hasSubscriptions
-        if !wanted, let keyboard {
-            keyboard.close()
-            logger.info("the virtual keyboard is removed: nobody has a key chord")
-            return nil
-        }
-        guard wanted, keyboard == nil else { return keyboard }
+        guard keyboard == nil, presser.hasSubscriptions else { return keyboard }
         do {
             let made = try VirtualKeyboard(name: "shaked keyboard", chords: [], keys: Self.keys, path: uinputPath)
             logger.info(
