@@ -195,7 +195,11 @@ public final class Daemon: Sendable {
     private func serverHooks() -> ShakeServer.Hooks {
         let (status, simulations, capture, keys) = (self.status, self.simulations, self.capture, self.keys)
         return ShakeServer.Hooks(
-            status: { status.serverStatus },
+            status: {
+                var answer = status.serverStatus
+                answer.counters.merge(keys.counters) { _, keys in keys }
+                return answer
+            },
             simulate: { requester in simulations.request(by: requester) },
             listenersChanged: { subscribers, streams in
                 capture.update { $0.listenersChanged(subscribers: subscribers, sampleStreams: streams) }

@@ -85,6 +85,8 @@ public struct KeyGate: Sendable, Equatable {
     public private(set) var subscriptions: [Connection: Subscription] = [:]
     /// The users with an active, unlocked session, as logind says; nil while that is not known.
     public private(set) var presentUsers: Set<UInt32>?
+    /// Presses decided since the gate was made.
+    public private(set) var pressed = 0
     /// Presses dropped by the rate limit since the gate was made.
     public private(set) var dropped = 0
     /// Dropped presses not yet reported by ``dropsToLog(now:)``.
@@ -143,6 +145,7 @@ public struct KeyGate: Sendable, Equatable {
                 decision.outcome = .away
             } else if everyone.take(now: now, peek: true), userBuckets[subscription.user]?.take(now: now) == true {
                 _ = everyone.take(now: now)
+                pressed += 1
             } else {
                 decision.outcome = .rateLimited
                 dropped += 1

@@ -11,16 +11,35 @@ import UInput
 final class KeyPresser: Sendable {
     /// What the key service does next.
     enum Work: Sendable {
-        /// A subscription came: make the keyboard if there is none.
-        case subscriptionsChanged
+        /// A chord was asked for while there is no keyboard: make one.
+        case makeKeyboard
         /// An event was published: press what the gate decides at that moment.
         case event(ShakeEvent.Phase, seq: Int, origin: KeyGate.Origin)
     }
 
-    private let gate = Locked(KeyGate())
+    /// Where the keyboard is.
+    private enum Keyboard: Sendable {
+        case none
+        /// The key service was asked to make it.
+        case asked
+        case made
+        /// It could not be made, for this reason, at this time: requests are refused with that until
+        /// ``retryAfter`` has passed, so that a client asking again and again costs one try (and one log line)
+        /// an interval.
+        case failed(String, ContinuousClock.Instant)
+    }
+
+    private struct State: Sendable {
+        var gate = KeyGate()
+        var keyboard = Keyboard.none
+    }
+
+    private let state = Locked(State())
     /// Events wait here for the key service; a service that falls behind by this many loses the oldest (they
     /// would be past the rate limit anyway).
     private let work = AsyncStream.makeStream(of: Work.self, bufferingPolicy: .bufferingNewest(64))
+    /// How long a keyboard that could not be made is not tried again.
+    static let retryAfter = Duration.seconds(10)
 
     var queue: AsyncStream<Work> { work.stream }
 
@@ -35,45 +54,68 @@ final class KeyPresser: Sendable {
         } catch {
             return RequestError(code: "bad_value", message: error.description)
         }
-        gate.withLock { $0.subscribe(connection, KeyGate.Subscription(user: user, chord: chord, phases: phases)) }
-        work.continuation.yield(.subscriptionsChanged)
-        return nil
+        let now = ContinuousClock.now
+        let (refusal, make) = state.withLock { state -> (RequestError?, Bool) in
+            if case .failed(let reason, let at) = state.keyboard, now - at < Self.retryAfter {
+                return (RequestError(code: "key_unavailable", message: reason), false)
+            }
+            state.gate.subscribe(connection, KeyGate.Subscription(user: user, chord: chord, phases: phases))
+            switch state.keyboard {
+            case .none, .failed:
+                state.keyboard = .asked
+                return (nil, true)
+            case .asked, .made:
+                return (nil, false)
+            }
+        }
+        if make { work.continuation.yield(.makeKeyboard) }
+        return refusal
     }
 
     /// A connection closed or may no longer ask.
     func ended(connection: UInt64) {
-        gate.withLock { _ = $0.unsubscribe(connection) }
+        state.withLock { _ = $0.gate.unsubscribe(connection) }
     }
 
     /// logind's sessions changed (on the session follower's thread): from now on, chords are pressed for these
     /// users only (and root).
     func sessionsChanged(presentUsers: Set<UInt32>?) {
-        gate.withLock { $0.sessionsChanged(presentUsers: presentUsers) }
+        state.withLock { $0.gate.sessionsChanged(presentUsers: presentUsers) }
     }
 
     /// An event was published with `seq`: the key service presses what it concerns.
     func published(_ phase: ShakeEvent.Phase, seq: Int, origin: KeyGate.Origin) {
-        guard hasSubscriptions else { return }
+        guard state.withLock({ !$0.gate.subscriptions.isEmpty }) else { return }
         work.continuation.yield(.event(phase, seq: seq, origin: origin))
     }
 
-    var hasSubscriptions: Bool { gate.withLock { !$0.subscriptions.isEmpty } }
-
     /// The decisions for an event, made now, against the sessions as they are now; and dropped presses to log.
     func decide(_ phase: ShakeEvent.Phase, origin: KeyGate.Origin) -> (decisions: [KeyGate.Decision], dropped: Int?) {
-        gate.withLock { gate in
+        state.withLock { state in
             let now = ContinuousClock.now
-            return (gate.decide(phase, origin: origin, now: now), gate.dropsToLog(now: now))
+            return (state.gate.decide(phase, origin: origin, now: now), state.gate.dropsToLog(now: now))
         }
     }
 
-    /// The keyboard cannot be made: every subscription ends. - Returns: the connections that had one.
-    func endAll() -> [UInt64] {
-        gate.withLock { gate in
-            let connections = gate.subscriptions.keys.sorted()
-            for connection in connections { gate.unsubscribe(connection) }
+    /// The keyboard was made.
+    func keyboardMade() {
+        state.withLock { $0.keyboard = .made }
+    }
+
+    /// The keyboard cannot be made: every subscription ends, and requests are refused for a while.
+    /// - Returns: the connections that had one.
+    func keyboardFailed(_ reason: String) -> [UInt64] {
+        state.withLock { state in
+            state.keyboard = .failed(reason, ContinuousClock.now)
+            let connections = state.gate.subscriptions.keys.sorted()
+            for connection in connections { state.gate.unsubscribe(connection) }
             return connections
         }
+    }
+
+    /// For `status`: chords pressed, and presses dropped by the rate limit.
+    var counters: [String: Int] {
+        state.withLock { ["keys_pressed": $0.gate.pressed, "keys_dropped": $0.gate.dropped] }
     }
 
     /// No more work: the service's loop ends.
@@ -100,48 +142,57 @@ struct KeyService: Service {
     func run() async {
         var keyboard: VirtualKeyboard?
         for await work in presser.queue.cancelOnGracefulShutdown() {
-            keyboard = keep(keyboard)
-            guard case .event(let phase, let seq, let origin) = work, let current = keyboard else { continue }
-            let (decisions, dropped) = presser.decide(phase, origin: origin)
-            for decision in decisions {
-                var result = ServerMessage.KeyReport.Result(decision.outcome)
-                if decision.outcome == .pressed {
-                    do {
-                        try current.send(decision.chord)
-                        logger.info(
-                            "pressed a subscriber's key chord",
-                            metadata: [
-                                "client_uid": "\(decision.user)", "chord": "\(decision.chord)", "seq": "\(seq)",
-                                "phase": "\(phase.rawValue)",
-                            ])
-                    } catch {
-                        result = .failed
-                        logger.warning(
-                            "cannot press a key chord", metadata: ["chord": "\(decision.chord)", "error": "\(error)"])
-                    }
-                }
-                server?.send(
-                    .key(.init(seq: seq, chord: decision.chord.description, result: result)),
-                    toConnection: decision.connection)
-            }
-            if let dropped {
-                logger.warning(
-                    "key presses dropped: past the rate limit",
-                    metadata: [
-                        "count": "\(dropped)", "per_user": "\(KeyGate.perUser.burst)",
-                        "overall": "\(KeyGate.overall.burst)",
-                    ])
+            switch work {
+            case .makeKeyboard:
+                if keyboard == nil { keyboard = make() }
+            case .event(let phase, let seq, let origin):
+                guard let keyboard else { continue }
+                press(phase, seq: seq, origin: origin, on: keyboard)
             }
         }
         keyboard?.close()
     }
 
-    /// The keyboard, once somebody has asked for a chord. One that cannot be made ends every subscription, each
-    /// told why; the next request tries again.
-    private func keep(_ keyboard: VirtualKeyboard?) -> VirtualKeyboard? {
-        guard keyboard == nil, presser.hasSubscriptions else { return keyboard }
+    /// Presses what the gate decides for the event now, and tells each subscriber it concerns.
+    private func press(_ phase: ShakeEvent.Phase, seq: Int, origin: KeyGate.Origin, on keyboard: VirtualKeyboard) {
+        let (decisions, dropped) = presser.decide(phase, origin: origin)
+        for decision in decisions {
+            var result = ServerMessage.KeyReport.Result(decision.outcome)
+            if decision.outcome == .pressed {
+                do {
+                    try keyboard.send(decision.chord)
+                    logger.info(
+                        "pressed a subscriber's key chord",
+                        metadata: [
+                            "client_uid": "\(decision.user)", "chord": "\(decision.chord)", "seq": "\(seq)",
+                            "phase": "\(phase.rawValue)",
+                        ])
+                } catch {
+                    result = .failed
+                    logger.warning(
+                        "cannot press a key chord", metadata: ["chord": "\(decision.chord)", "error": "\(error)"])
+                }
+            }
+            server?.send(
+                .key(.init(seq: seq, chord: decision.chord.description, result: result)),
+                toConnection: decision.connection)
+        }
+        if let dropped {
+            logger.warning(
+                "key presses dropped: past the rate limit",
+                metadata: [
+                    "count": "\(dropped)", "per_user": "\(KeyGate.perUser.burst)",
+                    "overall": "\(KeyGate.overall.burst)",
+                ])
+        }
+    }
+
+    /// Makes the keyboard. One that cannot be made ends every subscription, each told why; requests are refused
+    /// with the same reason for ``KeyPresser/retryAfter``, then it is tried again.
+    private func make() -> VirtualKeyboard? {
         do {
             let made = try VirtualKeyboard(name: "shaked keyboard", chords: [], keys: Self.keys, path: uinputPath)
+            presser.keyboardMade()
             logger.info(
                 "made the virtual keyboard for key chords", metadata: ["input": "\(made.systemName ?? "unknown")"])
             return made
@@ -149,10 +200,9 @@ struct KeyService: Service {
             logger.error(
                 "cannot make the virtual keyboard; no key chord is pressed",
                 metadata: ["error": "\(error)", "path": "\(uinputPath)"])
-            for connection in presser.endAll() {
-                server?.send(
-                    .error(code: "key_unavailable", message: "the daemon cannot make its virtual keyboard: \(error)"),
-                    toConnection: connection)
+            let reason = "the daemon cannot make its virtual keyboard: \(error)"
+            for connection in presser.keyboardFailed(reason) {
+                server?.send(.error(code: "key_unavailable", message: reason), toConnection: connection)
             }
             return nil
         }

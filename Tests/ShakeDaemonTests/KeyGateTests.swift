@@ -105,6 +105,7 @@ struct KeyGateTests {
             pressed += decisions.filter { $0.outcome == .pressed }.count
         }
         #expect(pressed == KeyGate.perUser.burst)
+        #expect(gate.pressed == KeyGate.perUser.burst)
         #expect(gate.dropped == 500 - KeyGate.perUser.burst)
         // Time refills the bucket: two a second.
         let later = gate.decide(.ended, origin: .live, now: Self.start + .seconds(1))
