@@ -2,13 +2,13 @@ public import ShakeDetection
 public import UInput
 
 /// Which key chords the daemon presses for an event, and for whom: the subscribers that asked for a chord
-/// (`{"request":"key"}`), the users logind says are in front of a seat, the event, and a rate limit. No I/O and
+/// (`{"request":"key"}`), the user logind says is in front of seat0 (the virtual keyboard's seat), the event, and a rate limit. No I/O and
 /// no clock of its own: the key service asks it at the moment it would press, with the time, and types what it
 /// returns.
 ///
 /// The rules, each of which keeps a subscriber from typing anywhere but into its own user's session:
 /// - a chord is pressed only for an event of a phase its subscriber named, and only while that subscriber's
-///   user has an active, unlocked session (``presentUsers``); while logind cannot be asked (no system bus,
+///   user has the active, unlocked session of seat0 (``presentUsers``); while logind cannot be asked (no system bus,
 ///   logind gone) nobody's but root's is pressed. Root's are pressed without a session: root may open
 ///   /dev/uinput itself.
 /// - a simulated shake presses only the chords of the user who asked for the simulation;
@@ -43,7 +43,8 @@ public struct KeyGate: Sendable, Equatable {
     public enum Outcome: String, Sendable, Hashable {
         /// Typed.
         case pressed
-        /// Not typed: the subscriber's user has no active, unlocked session (or logind cannot say).
+        /// Not typed: the subscriber's user does not have the active, unlocked session of seat0 (or logind cannot
+        /// say).
         case away
         /// Not typed: past the rate limit.
         case rateLimited = "rate_limited"
@@ -83,7 +84,7 @@ public struct KeyGate: Sendable, Equatable {
 
     /// The connections that asked for a chord.
     public private(set) var subscriptions: [Connection: Subscription] = [:]
-    /// The users with an active, unlocked session, as logind says; nil while that is not known.
+    /// The users with the active, unlocked session of seat0, as logind says; nil while that is not known.
     public private(set) var presentUsers: Set<UInt32>?
     /// Presses decided since the gate was made.
     public private(set) var pressed = 0
@@ -100,7 +101,7 @@ public struct KeyGate: Sendable, Equatable {
 
     public init() {}
 
-    /// Whether a chord of `user` may be typed now: root always, others only with an active, unlocked session.
+    /// Whether a chord of `user` may be typed now: root always, others only with seat0's active, unlocked session.
     public func isPresent(_ user: UInt32) -> Bool {
         user == 0 || presentUsers?.contains(user) == true
     }
@@ -124,7 +125,7 @@ public struct KeyGate: Sendable, Equatable {
         return true
     }
 
-    /// logind's sessions changed: the users with an active, unlocked session, or nil when logind cannot say.
+    /// logind's sessions changed: the users with seat0's active, unlocked session, or nil when logind cannot say.
     public mutating func sessionsChanged(presentUsers: Set<UInt32>?) {
         self.presentUsers = presentUsers
     }

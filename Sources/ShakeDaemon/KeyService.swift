@@ -6,7 +6,7 @@ import ShakeServer
 import UInput
 
 /// The key chords subscribers asked the daemon to press (`{"request":"key"}`): the ``KeyGate`` that decides, fed
-/// by the server's loop (requests, connections closing), the session follower (who is in front of a seat) and the
+/// by the server's loop (requests, connections closing), the session follower (who is in front of seat0) and the
 /// event path; and the work it hands to the ``KeyService``, which owns the virtual keyboard.
 final class KeyPresser: Sendable {
     /// What the key service does next.

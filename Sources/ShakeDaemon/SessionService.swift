@@ -4,7 +4,7 @@ import SystemdSupport
 
 /// logind's sessions, watched by a ``SessionWatcher`` on a thread of its own and reported to the capture gate
 /// (capture that follows the session, `sensor.follow_session`) and to the key presser (a user's key chords are
-/// pressed only while the user is in front of a seat). When the system bus is lost, every listener counts for
+/// pressed only while the user is in front of seat0). When the system bus is lost, every listener counts for
 /// capture, and only root's chords are pressed, until it is back and the watcher is made again.
 final class SessionFollower: Sendable {
     private let watcher = Locked<SessionWatcher?>(nil)
@@ -39,17 +39,19 @@ final class SessionFollower: Sendable {
 
     private func connect() throws(BusError) {
         let (capture, keys, logger) = (self.capture, self.keys, self.logger)
+        @Sendable func list(_ users: Set<UInt32>?) -> String {
+            users.map { $0.sorted().map(String.init).joined(separator: ",") } ?? "unknown"
+        }
         let made = try SessionWatcher(
             logger: logger,
-            report: { present in
+            presence: { present in
                 logger.info(
                     "sessions changed",
-                    metadata: [
-                        "present_users":
-                            "\(present.map { $0.sorted().map(String.init).joined(separator: ",") } ?? "unknown")"
-                    ])
-                keys?.sessionsChanged(presentUsers: present)
-                capture.update { $0.sessionsChanged(presentUsers: present) }
+                    metadata: ["present_users": "\(list(present?.users))", "seat0_user": "\(list(present?.atSeat0))"])
+                // A key chord goes to the virtual keyboard, which is seat0's: only its user's are typed (a user
+                // logged in over ssh has an active session too, but is not in front of it).
+                keys?.sessionsChanged(presentUsers: present?.atSeat0)
+                capture.update { $0.sessionsChanged(presentUsers: present?.users) }
             },
             lost: { [weak self] error in self?.losses.continuation.yield(error) })
         watcher.withLock { $0 = made }

@@ -13,7 +13,7 @@ public enum Request: Sendable, Hashable {
     /// Inject a synthetic shake through the detector (privileged); its events carry `"simulated":true`.
     case simulate
     /// Have the daemon press a key chord (`ctrl+z`) for this connection's user on each event of these phases,
-    /// while that user has the active, unlocked session of a seat. The chord is checked by the daemon.
+    /// while that user has the active, unlocked session of seat0. The chord is checked by the daemon.
     case key(chord: String, phases: Set<ShakeEvent.Phase>)
 
     /// The request names, as they appear on the wire.

@@ -69,7 +69,8 @@ public enum ServerMessage: Sendable, Hashable {
         public enum Result: String, Sendable, Hashable {
             /// Typed through the daemon's virtual keyboard.
             case pressed
-            /// Not typed: the connection's user has no active, unlocked session on a seat (or logind cannot say).
+            /// Not typed: the connection's user does not have seat0's active, unlocked session (or logind cannot
+            /// say).
             case away
             /// Not typed: past the rate limit.
             case rateLimited = "rate_limited"

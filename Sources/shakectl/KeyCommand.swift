@@ -14,9 +14,9 @@ struct KeyCommand: AsyncParsableCommand {
             key joined by +: ctrl+z, shift+ctrl+z, or a dedicated key such as undo (KEY_UNDO), redo, copy, paste. \
             It survives daemon restarts, reconnecting like exec and asking again.
 
-            The daemon presses your chord only while your session is the active, unlocked one of a seat (as \
-            logind says): after a user switch or a screen lock nothing is typed until you are back. It presses at \
-            most 4 chords at once and 2 a second for one user; a simulated shake presses only the chords of the \
+            The daemon presses your chord only while your session is the active, unlocked one of the seat \
+            (logind's seat0; an ssh login does not count): after a user switch or a screen lock nothing is typed \
+            until you are back, and without logind only root's chords are typed. It presses at most 4 chords at once and 2 a second for one user; a simulated shake presses only the chords of the \
             user who asked for it. shakectl itself needs no access to /dev/uinput, and nobody is given any: the \
             daemon's own service writes it. Who may ask is access.key in the configuration (default everyone).
 

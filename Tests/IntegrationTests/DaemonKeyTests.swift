@@ -92,6 +92,29 @@ struct DaemonKeyTests {
         #expect(Self.presses(directory) > atLock)
     }
 
+    /// A user whose only session has no seat (an ssh login, which logind calls active) is not in front of the
+    /// keyboard: the chord is not typed, though capture counts the session.
+    @Test func aUserWithOnlyASeatlessSessionIsNotTypedFor() throws {
+        let (directory, preload) = try Self.prepare("key-seatless")
+        let bus = try PrivateBus()
+        let logind = try DaemonProcess(
+            command: ["/usr/bin/python3", Fixtures.path("fake-logind.py"), bus.address, String(Self.user), ""],
+            pidFile: "\(directory)/logind.pid")
+        defer { _ = logind.stop(signal: SIGKILL) }
+        #expect(logind.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(logind.stderr)")
+        let daemon = try Self.daemon(directory: directory, preload: preload, bus: bus.address)
+        defer { _ = daemon.stop() }
+        #expect(
+            daemon.wait(timeout: 15) { $0.stderr.contains("present_users=\(Self.user) seat0_user= ") },
+            "\(daemon.stderr)")
+        let key = try Self.key(directory: directory)
+        defer { _ = key.stop() }
+        #expect(
+            key.wait(timeout: 20) { Self.count("your session is not the active, unlocked one", in: $0.stderr) >= 2 },
+            "\(key.stderr)\n\(daemon.stderr)")
+        #expect(Self.presses(directory) == 0)
+    }
+
     /// Without logind (no system bus), nobody but root has a session the daemon knows of: a user's chord is
     /// never typed, though the keyboard is made and the events come.
     @Test func withoutLogindAUsersChordIsNeverPressed() throws {
