@@ -97,6 +97,15 @@ final class KeyPresser: Sendable {
         }
     }
 
+    /// Whether the key service was asked to make the keyboard and has not yet (an event may come first, should the
+    /// queue have lost the request).
+    var keyboardAsked: Bool {
+        state.withLock {
+            if case .asked = $0.keyboard { return true }
+            return false
+        }
+    }
+
     /// The keyboard was made.
     func keyboardMade() {
         state.withLock { $0.keyboard = .made }
@@ -142,13 +151,9 @@ struct KeyService: Service {
     func run() async {
         var keyboard: VirtualKeyboard?
         for await work in presser.queue.cancelOnGracefulShutdown() {
-            switch work {
-            case .makeKeyboard:
-                if keyboard == nil { keyboard = make() }
-            case .event(let phase, let seq, let origin):
-                guard let keyboard else { continue }
-                press(phase, seq: seq, origin: origin, on: keyboard)
-            }
+            if keyboard == nil, presser.keyboardAsked { keyboard = make() }
+            guard case .event(let phase, let seq, let origin) = work, let keyboard else { continue }
+            press(phase, seq: seq, origin: origin, on: keyboard)
         }
         keyboard?.close()
     }
