@@ -203,6 +203,7 @@ let package = Package(
             name: "ShakeDaemonTests",
             dependencies: [
                 "ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor", "ShakeProtocol",
+                "UInput",
             ],
             swiftSettings: strictSettings
         ),

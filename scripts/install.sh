@@ -151,8 +151,12 @@ activate() {
         say ran "udevadm control --reload"
         udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
             say ran "udevadm trigger --action=change --subsystem-match=iio" || true
-        # /dev/uinput: its group for the relay (81-shaked-iio-sensor-proxy.rules), the active user's ACL for
-        # shakectl key (70-shaked-uinput.rules).
+        # /dev/uinput: the group shaked-uinput, and no user's ACL (70-shaked-uinput.rules). An earlier install
+        # tagged it uaccess; the ACL that gave the seat's user stays on the node until it is taken away here (a
+        # rule that still tags it, another package's, gives it back at the trigger).
+        if [ -c /dev/uinput ] && command -v setfacl >/dev/null 2>&1; then
+            setfacl --remove-all /dev/uinput >/dev/null 2>&1 && say ran "setfacl --remove-all /dev/uinput" || true
+        fi
         udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput >/dev/null 2>&1 &&
             say ran "udevadm trigger --action=change --sysname-match=uinput" || true
     else
@@ -192,6 +196,9 @@ uninstall_files() {
             # The hand-over rule is gone: iio-sensor-proxy gets its type back on the accelerometer shaked had.
             udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
                 say ran "udevadm trigger --action=change --subsystem-match=iio" || true
+            # The uinput rule is gone: /dev/uinput is root's again (its group goes back to root).
+            udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput >/dev/null 2>&1 &&
+                say ran "udevadm trigger --action=change --sysname-match=uinput" || true
         fi
         if [ -d /run/systemd/system ] && systemctl daemon-reload >/dev/null 2>&1; then
             say ran "systemctl daemon-reload"

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <systemd/sd-bus.h>
@@ -117,10 +118,11 @@ static inline int shaked_bus_emit_shake(sd_bus *bus, const char *path, const cha
 // cannot call: the reading is here.
 
 /// One session of ListSessions: its user and whether it is active and unlocked (Active and not LockedHint).
-typedef void (*shaked_login_session_fn)(void *context, uint32_t uid, int active, int locked);
+typedef void (*shaked_login_session_fn)(void *context, uint32_t uid, int active, int locked, int seat0);
 
-/// Lists logind's sessions and reads each one's Active and LockedHint: 0, or a negative errno (logind absent:
-/// the bus's error for a name nobody owns). A session whose properties cannot be read is left out.
+/// Lists logind's sessions and reads each one's Active and LockedHint, and says whether it is on seat0: 0, or a
+/// negative errno (logind absent: the bus's error for a name nobody owns). A session whose properties cannot be
+/// read is left out.
 static inline int shaked_login_sessions(sd_bus *bus, shaked_login_session_fn each, void *context) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
     sd_bus_message *reply = NULL;
@@ -143,7 +145,7 @@ static inline int shaked_login_sessions(sd_bus *bus, shaked_login_session_fn eac
         int l = sd_bus_get_property_trivial(bus, "org.freedesktop.login1", path, "org.freedesktop.login1.Session",
                                             "LockedHint", &property_error, 'b', &locked);
         sd_bus_error_free(&property_error);
-        if (a >= 0 && l >= 0) each(context, uid, active, locked);
+        if (a >= 0 && l >= 0) each(context, uid, active, locked, seat != NULL && strcmp(seat, "seat0") == 0);
     }
     if (result >= 0) result = sd_bus_message_exit_container(reply);
 done:

@@ -16,6 +16,20 @@ extension ShakeClient {
         /// No connection can be had yet (no daemon listening, or the daemon has no room for another client);
         /// trying again. Reported once per outage, with why.
         case waiting(reason: String)
+        /// What the daemon did with the key chord asked for (``Key``) for one event.
+        case key(ServerMessage.KeyReport)
+    }
+
+    /// A key chord for the daemon to press on each event of `phases` (`{"request":"key"}`), typed into this
+    /// user's session only, while it is active and unlocked.
+    public struct Key: Sendable, Hashable {
+        public var chord: String
+        public var phases: Set<ShakeEvent.Phase>
+
+        public init(chord: String, phases: Set<ShakeEvent.Phase> = [.ended]) {
+            self.chord = chord
+            self.phases = phases
+        }
     }
 
     /// Shake events, surviving daemon restarts: after a lost connection it reconnects (backing off up to two
@@ -26,11 +40,14 @@ extension ShakeClient {
     ///   - phases: the phases wanted (all when empty).
     ///   - since: deliver the ring's events after this seq first.
     ///   - reconnect: keep reconnecting (otherwise the stream ends when the connection does).
+    ///   - key: a chord for the daemon to press, asked for again on every connection; what became of it comes
+    ///     as ``Update/key(_:)``, and a refusal (no virtual keyboard, a chord the daemon does not know, not
+    ///     allowed) ends the stream with ``ClientError/refused(code:message:)``.
     public func updates(
-        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true
+        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true, key: Key? = nil
     ) -> AsyncThrowingStream<Update, any Error> {
         Self.stream { continuation in
-            await deliverUpdates(phases: phases, since: since, reconnect: reconnect, to: continuation)
+            await deliverUpdates(phases: phases, since: since, reconnect: reconnect, key: key, to: continuation)
         }
     }
 
@@ -38,20 +55,20 @@ extension ShakeClient {
     /// the subscription stops and its connection is closed before this returns. A program that exits right
     /// after (`shakectl listen --count 1`) leaves no socket behind.
     public func withUpdates<Result>(
-        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true,
+        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true, key: Key? = nil,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (AsyncThrowingStream<Update, any Error>) async throws -> Result
     ) async throws -> Result {
         try await Self.withStream(
             isolation: isolation,
             producer: { continuation in
-                await deliverUpdates(phases: phases, since: since, reconnect: reconnect, to: continuation)
+                await deliverUpdates(phases: phases, since: since, reconnect: reconnect, key: key, to: continuation)
             },
             body)
     }
 
     private func deliverUpdates(
-        phases: Set<ShakeEvent.Phase>, since: Int?, reconnect: Bool,
+        phases: Set<ShakeEvent.Phase>, since: Int?, reconnect: Bool, key: Key?,
         to continuation: Feed<Update>
     ) async {
         var lastSeq = since
@@ -68,6 +85,7 @@ extension ShakeClient {
                     if let run = lastRun, run != connection.hello.run { lastSeq = 0 }
                     lastRun = connection.hello.run
                     try await connection.send(.subscribe(phases: phases))
+                    if let key { try await connection.send(.key(chord: key.chord, phases: key.phases)) }
                     if let seen = lastSeq { try await connection.send(.replay(since: seen)) }
                     // While the replay is under way, live events may overtake replayed ones: hold them all
                     // until the replay ends, then deliver in seq order.
@@ -96,6 +114,11 @@ extension ShakeClient {
                         case .dropped(let count):
                             await continuation.yield(.dropped(count))
                         case .error(let code, let message) where code == "forbidden":
+                            throw ClientError.refused(code: code, message: message)
+                        case .key(let report):
+                            await continuation.yield(.key(report))
+                        case .error(let code, let message) where key != nil && Self.keyRefusals.contains(code):
+                            // The key request refused (a daemon without keys answers unknown_request): final.
                             throw ClientError.refused(code: code, message: message)
                         default:
                             continue
@@ -131,6 +154,11 @@ extension ShakeClient {
         }
         continuation.finish()
     }
+
+    /// The errors that answer a `key` request: asking again would be refused again.
+    static let keyRefusals: Set<String> = [
+        "key_unavailable", "bad_value", "wrong_type", "missing_field", "unknown_field", "unknown_request",
+    ]
 
     /// Shake events only (see ``updates(phases:since:reconnect:)``).
     public func events(

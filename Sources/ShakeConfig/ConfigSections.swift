@@ -172,7 +172,7 @@ extension NodeReader {
 
     func accessSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.AccessSection {
         var section = ShakedConfiguration.AccessSection()
-        let known = ["subscribe", "samples", "simulate"]
+        let known = ["subscribe", "samples", "simulate", "key"]
         for (name, value) in try mapping(node, key: "access") {
             let key = "access.\(name)"
             let rule = try accessRule(value, key: key)
@@ -180,6 +180,7 @@ extension NodeReader {
             case "subscribe": section.subscribe = rule
             case "samples": section.samples = rule
             case "simulate": section.simulate = rule
+            case "key": section.key = rule
             default: throw unknown(value, key: key, known: known)
             }
         }

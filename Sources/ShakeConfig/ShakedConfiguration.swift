@@ -131,6 +131,9 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var samples = AccessRule.accounts([.group(.name("shaked-admin"))])
         /// Who may inject simulated shakes.
         public var simulate = AccessRule.accounts([.group(.name("shaked-admin"))])
+        /// Who may have the daemon press a key chord for them (`shakectl key`). The daemon presses it only while
+        /// their own session is active and unlocked, so everyone by default.
+        public var key = AccessRule.everyone
 
         public init() {}
     }

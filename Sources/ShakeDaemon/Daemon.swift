@@ -54,6 +54,8 @@ public final class Daemon: Sendable {
     /// The relay to iio-sensor-proxy, when it is on.
     private let relay: RelayLink?
     private let simulations = SimulationRequests()
+    /// The key chords subscribers asked for, pressed through the daemon's own virtual keyboard.
+    private let keys = KeyPresser()
 
     public init(
         configuration: ShakedConfiguration, run: RunOptions, logger: Logger, logLevel: LogLevelControl,
@@ -105,7 +107,7 @@ public final class Daemon: Sendable {
                 listener, configuration: serverConfiguration, hooks: serverHooks(), logger: logger)
             if server == nil { return 1 }
         }
-        let sessions = SessionFollower.start(capture: capture, logger: logger)
+        let sessions = SessionFollower.start(capture: capture, keys: server == nil ? nil : keys, logger: logger)
         let bus: ShakeBus?
         switch ShakeBus.start(
             mode: started.dbus.mode, rule: serverConfiguration.access.subscribe, capture: capture, status: status,
@@ -123,7 +125,7 @@ public final class Daemon: Sendable {
 
         let publisher = EventPublisher(
             server: server, sink: EventSink(printEvents: runOptions.printEvents, logger: logger), bus: bus,
-            status: status)
+            status: status, keys: server == nil ? nil : keys)
         let source = SourceLoop(
             input: input, settings: started.detector.settings(), capture: capture, status: status,
             publisher: publisher, relay: relay, notices: notices, logger: logger)
@@ -136,8 +138,8 @@ public final class Daemon: Sendable {
 
         // Started in this order, shut down in reverse: the stopping notice, the source (a shake in progress is
         // interrupted and its event published), the relay (nothing is relayed once its device is destroyed),
-        // simulations, reload, watchdog, the session watcher, the bus and the server last, so that whatever the
-        // source ends with still reaches the clients (as signals too).
+        // the key chords' keyboard, simulations, reload, watchdog, the session watcher, the bus and the server
+        // last, so that whatever the source ends with still reaches the clients (as signals too).
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let server { services.append(.init(service: ServerService(server: server))) }
         if let bus { services.append(.init(service: BusService(bus: bus))) }
@@ -151,6 +153,10 @@ public final class Daemon: Sendable {
                 service: SimulateService(
                     requests: simulations, settings: { reload.settings }, publisher: publisher)),
         ]
+        if let server {
+            services.append(
+                .init(service: KeyService(presser: keys, server: server, uinputPath: "/dev/uinput", logger: logger)))
+        }
         if let relay {
             services.append(
                 .init(
@@ -168,6 +174,7 @@ public final class Daemon: Sendable {
 
         notices.stopping()
         simulations.finish()
+        keys.finish()
         relay?.finish()
         let counters = source.counters
         logger.info(
@@ -184,14 +191,22 @@ public final class Daemon: Sendable {
     /// does not read one second to take what it is owed.
     static let maximumShutdown = Duration.seconds(5)
 
-    /// What the server asks of the daemon: its status, a simulated shake, and word of who listens.
+    /// What the server asks of the daemon: its status, a simulated shake, word of who listens, and key chords.
     private func serverHooks() -> ShakeServer.Hooks {
-        let (status, simulations, capture) = (self.status, self.simulations, self.capture)
+        let (status, simulations, capture, keys) = (self.status, self.simulations, self.capture, self.keys)
         return ShakeServer.Hooks(
-            status: { status.serverStatus },
-            simulate: { simulations.request() },
+            status: {
+                var answer = status.serverStatus
+                answer.counters.merge(keys.counters) { _, keys in keys }
+                return answer
+            },
+            simulate: { requester in simulations.request(by: requester) },
             listenersChanged: { subscribers, streams in
                 capture.update { $0.listenersChanged(subscribers: subscribers, sampleStreams: streams) }
-            })
+            },
+            key: { connection, user, chord, phases in
+                keys.subscribe(connection: connection, user: user, chord: chord, phases: phases)
+            },
+            keyEnded: { connection in keys.ended(connection: connection) })
     }
 }

@@ -20,6 +20,7 @@ extension ServerConfiguration {
         access.subscribe = PeerRule(configuration.access.subscribe, accounts: accounts)
         access.samples = PeerRule(configuration.access.samples, accounts: accounts)
         access.simulate = PeerRule(configuration.access.simulate, accounts: accounts)
+        access.key = PeerRule(configuration.access.key, accounts: accounts)
     }
 }
 

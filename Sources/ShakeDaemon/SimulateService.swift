@@ -3,20 +3,21 @@ import ShakeDetection
 import ShakeTrace
 
 /// Requests for a simulated shake (`{"request":"simulate"}`), from the server's loop to the simulate service:
-/// one at a time, a request while one runs changes nothing.
+/// one at a time, a request while one runs changes nothing. Each carries the user who asked (nil when the kernel
+/// did not say): a simulated shake presses that user's key chords only.
 final class SimulationRequests: Sendable {
-    private let requests = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    private let requests = AsyncStream.makeStream(of: UInt32?.self, bufferingPolicy: .bufferingNewest(1))
     private let running = Locked(false)
 
-    var stream: AsyncStream<Void> { requests.stream }
+    var stream: AsyncStream<UInt32?> { requests.stream }
 
-    /// Asks for a shake, unless one is under way.
-    func request() {
+    /// Asks for a shake for `requester`, unless one is under way.
+    func request(by requester: UInt32?) {
         let alreadyRunning = running.withLock { running in
             defer { running = true }
             return running
         }
-        if !alreadyRunning { requests.continuation.yield() }
+        if !alreadyRunning { requests.continuation.yield(requester) }
     }
 
     /// The shake asked for is over.
@@ -39,15 +40,15 @@ struct SimulateService: Service {
     let publisher: EventPublisher
 
     func run() async {
-        for await _ in requests.stream.cancelOnGracefulShutdown() {
-            await simulate()
+        for await requester in requests.stream.cancelOnGracefulShutdown() {
+            await simulate(for: requester)
         }
     }
 
     /// Runs a synthesized shake through a detector of its own, in real time, and publishes its events marked
     /// `simulated`: like the iOS Simulator's Shake command, without disturbing the real stream. A shutdown stops
     /// it between events.
-    private func simulate() async {
+    private func simulate(for requester: UInt32?) async {
         defer { requests.done() }
         var options = SynthesisOptions()
         options.before = 0.8
@@ -63,7 +64,7 @@ struct SimulateService: Service {
             guard let event = detector.process(sample) else { continue }
             let due = start + .nanoseconds(Int64(sample.time * 1e9))
             if (try? await cancelWhenGracefulShutdown({ try await clock.sleep(until: due) })) == nil { return }
-            publisher.publishSimulated(event)
+            publisher.publishSimulated(event, requester: requester)
         }
     }
 }

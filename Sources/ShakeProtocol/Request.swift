@@ -12,15 +12,21 @@ public enum Request: Sendable, Hashable {
     case samples
     /// Inject a synthetic shake through the detector (privileged); its events carry `"simulated":true`.
     case simulate
+    /// Have the daemon press a key chord (`ctrl+z`) for this connection's user on each event of these phases,
+    /// while that user has the active, unlocked session of seat0. The chord is checked by the daemon.
+    case key(chord: String, phases: Set<ShakeEvent.Phase>)
 
     /// The request names, as they appear on the wire.
-    public static let names = ["status", "subscribe", "replay", "samples", "simulate"]
+    public static let names = ["status", "subscribe", "replay", "samples", "simulate", "key"]
+
+    /// The longest chord a `key` request may name, in bytes (the longest the daemon knows is far shorter).
+    public static let maxChordLength = 64
 
     /// Whether only privileged peers may make this request.
     public var isPrivileged: Bool {
         switch self {
         case .samples, .simulate: true
-        case .status, .subscribe, .replay: false
+        case .status, .subscribe, .replay, .key: false
         }
     }
 
@@ -31,6 +37,7 @@ public enum Request: Sendable, Hashable {
         case .replay: "replay"
         case .samples: "samples"
         case .simulate: "simulate"
+        case .key: "key"
         }
     }
 
@@ -44,6 +51,10 @@ public enum Request: Sendable, Hashable {
             writer.add("phases", rawJSON: "[" + names.joined(separator: ",") + "]")
         case .replay(let since):
             writer.add("since", since)
+        case .key(let chord, let phases):
+            writer.add("chord", chord)
+            let names = ShakeEvent.Phase.allCases.filter { phases.contains($0) }.map { "\"\($0.rawValue)\"" }
+            writer.add("phases", rawJSON: "[" + names.joined(separator: ",") + "]")
         case .status, .samples, .simulate:
             break
         }
@@ -118,6 +129,33 @@ extension Request {
                 }
             }
             request = .subscribe(phases: phases)
+        case "key":
+            allowed = ["request", "chord", "phases"]
+            guard let value = fields["chord"] else {
+                throw RequestError(code: "missing_field", message: "\"key\" needs \"chord\", e.g. \"ctrl+z\"")
+            }
+            guard let chord = value.string, !chord.isEmpty, chord.utf8.count <= maxChordLength else {
+                throw RequestError(
+                    code: "wrong_type",
+                    message: "\"chord\" must be a string of 1 to \(maxChordLength) bytes, e.g. \"ctrl+z\"")
+            }
+            var phases: Set<ShakeEvent.Phase> = [.ended]
+            if let list = fields["phases"], list != .null {
+                guard let names = list.array, !names.isEmpty else {
+                    throw RequestError(
+                        code: "wrong_type", message: "\"phases\" must be a list of at least one phase name")
+                }
+                phases = []
+                for entry in names {
+                    guard let text = entry.string, let phase = ShakeEvent.Phase(rawValue: text) else {
+                        throw RequestError(
+                            code: "bad_value",
+                            message: "\"phases\" may hold \"began\", \"ended\" and \"cancelled\" only")
+                    }
+                    phases.insert(phase)
+                }
+            }
+            request = .key(chord: chord, phases: phases)
         case "replay":
             allowed = ["request", "since"]
             guard let value = fields["since"] else {

@@ -17,8 +17,10 @@ public enum ServerMessage: Sendable, Hashable {
     case sample(Sample)
     /// A request was refused or malformed.
     case error(code: String, message: String)
-    /// An acknowledgement of `subscribe`, `samples` or `simulate`.
+    /// An acknowledgement of `subscribe`, `samples`, `simulate` or `key`.
     case ok(request: String)
+    /// What became of this connection's key chord (after `key`) for an event.
+    case key(KeyReport)
     /// A message of a kind this client does not know (a newer server); ignore it.
     case unknown(event: String)
 
@@ -59,6 +61,33 @@ public enum ServerMessage: Sendable, Hashable {
             self.seq = seq
             self.timestamp = timestamp
             self.simulated = simulated
+        }
+    }
+
+    /// What the daemon did with a connection's key chord for one event.
+    public struct KeyReport: Sendable, Hashable {
+        public enum Result: String, Sendable, Hashable {
+            /// Typed through the daemon's virtual keyboard.
+            case pressed
+            /// Not typed: the connection's user does not have seat0's active, unlocked session (or logind cannot
+            /// say).
+            case away
+            /// Not typed: past the rate limit.
+            case rateLimited = "rate_limited"
+            /// Not typed: the virtual keyboard refused the write.
+            case failed
+        }
+
+        /// The event's seq.
+        public var seq: Int
+        /// The chord, as the daemon names it (`ctrl+z`).
+        public var chord: String
+        public var result: Result
+
+        public init(seq: Int, chord: String, result: Result) {
+            self.seq = seq
+            self.chord = chord
+            self.result = result
         }
     }
 
@@ -133,6 +162,11 @@ extension ServerMessage {
         case .ok(let request):
             writer.add("event", "ok")
             writer.add("request", request)
+        case .key(let report):
+            writer.add("event", "key")
+            writer.add("seq", report.seq)
+            writer.add("chord", report.chord)
+            writer.add("result", report.result.rawValue)
         case .unknown(let event):
             writer.add("event", event)
         }
@@ -216,6 +250,11 @@ extension ServerMessage {
             return .error(code: value["error"]?.string ?? "error", message: value["message"]?.string ?? "")
         case "ok":
             return .ok(request: value["request"]?.string ?? "")
+        case "key":
+            guard let result = value["result"]?.string.flatMap(KeyReport.Result.init(rawValue:)) else {
+                throw DecodingError(message: "key: no result")
+            }
+            return .key(KeyReport(seq: try int("seq"), chord: value["chord"]?.string ?? "", result: result))
         default:
             return .unknown(event: event)
         }

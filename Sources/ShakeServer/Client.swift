@@ -29,6 +29,10 @@ final class Client {
     /// ``phases`` as one bit per phase: what the fan-out of an event tests, client after client.
     private(set) var phaseMask = Client.mask(of: Set(ShakeEvent.Phase.allCases))
     var wantsSamples = false
+    /// Whether the daemon presses a key chord for this client (a `key` request it accepted).
+    var hasKey = false
+    /// The connection's number in this run (1, 2, 3...), given when it is accepted: how the daemon names it.
+    var number: UInt64 = 0
     var badLines = 0
     private var queue = OutboundQueue<ByteBuffer>(weight: \.readableBytes)
     /// Bytes handed to the channel that the kernel has not taken yet: what the channel held after the last flush,

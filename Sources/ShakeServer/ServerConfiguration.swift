@@ -41,6 +41,9 @@ public struct AccessPolicy: Sendable, Hashable {
     public var samples = PeerRule.rootOnly
     /// Who may inject simulated shakes, which every subscriber receives.
     public var simulate = PeerRule.rootOnly
+    /// Who may have the daemon press a key chord (`key`): into their own session only, while it is active and
+    /// unlocked, so everyone by default.
+    public var key = PeerRule.everyone
 
     public init() {}
 

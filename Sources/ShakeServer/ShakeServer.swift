@@ -22,8 +22,17 @@ public final class ShakeServer: Sendable {
     public struct Hooks: Sendable {
         /// The daemon's state for `hello` and `status`.
         public var status: @Sendable () -> DaemonStatus
-        /// Runs a simulated shake through the detector (`{"request":"simulate"}`).
-        public var simulate: @Sendable () -> Void
+        /// Runs a simulated shake through the detector (`{"request":"simulate"}`), for the user who asked (nil
+        /// when the kernel did not say).
+        public var simulate: @Sendable (_ requester: UInt32?) -> Void
+        /// A connection (by its number) of `user` asks the daemon to press `chord` on events of `phases`
+        /// (`{"request":"key"}`); called on the server's loop. - Returns: nil when accepted, else the error to
+        /// answer with (a chord the daemon cannot press, no virtual keyboard).
+        public var key:
+            @Sendable (_ connection: UInt64, _ user: UInt32, _ chord: String, _ phases: Set<ShakeEvent.Phase>) ->
+                RequestError?
+        /// A connection whose `key` was accepted closed, or may no longer ask; called on the server's loop.
+        public var keyEnded: @Sendable (_ connection: UInt64) -> Void
         /// Called (on the server's loop) when the clients that want events or samples change, so capture can
         /// stop while nobody listens: the user of each subscriber (nil when the kernel did not say), and the
         /// number of sample streams.
@@ -31,12 +40,18 @@ public final class ShakeServer: Sendable {
 
         public init(
             status: @escaping @Sendable () -> DaemonStatus,
-            simulate: @escaping @Sendable () -> Void = {},
-            listenersChanged: @escaping @Sendable ([UInt32?], Int) -> Void = { _, _ in }
+            simulate: @escaping @Sendable (UInt32?) -> Void = { _ in },
+            listenersChanged: @escaping @Sendable ([UInt32?], Int) -> Void = { _, _ in },
+            key: @escaping @Sendable (UInt64, UInt32, String, Set<ShakeEvent.Phase>) -> RequestError? = { _, _, _, _ in
+                RequestError(code: "key_unavailable", message: "this server presses no keys")
+            },
+            keyEnded: @escaping @Sendable (UInt64) -> Void = { _ in }
         ) {
             self.status = status
             self.simulate = simulate
             self.listenersChanged = listenersChanged
+            self.key = key
+            self.keyEnded = keyEnded
         }
     }
 
@@ -343,6 +358,15 @@ public final class ShakeServer: Sendable {
         }
     }
 
+    /// Sends `message` to the connection numbered `connection`, if it is still open: what the daemon did with its
+    /// key chord. An answer to the client's own request, never dropped.
+    public func send(_ message: ServerMessage, toConnection connection: UInt64) {
+        onLoop {
+            guard let client = self.clients.values.first(where: { $0.number == connection }) else { return }
+            self.reply(client, self.buffer(message.line))
+        }
+    }
+
     /// Runs `task` on the server's event loop every `interval` until shutdown. A loop that hangs stops running
     /// it, which is what the systemd watchdog's keep-alive needs.
     @discardableResult
@@ -408,12 +432,22 @@ public final class ShakeServer: Sendable {
             case nil:
                 break
             }
+            if client.hasKey, !new.access.key.allows(peer) {
+                logger.notice("stopped pressing a client's key chord no longer allowed", metadata: peer.metadata)
+                client.hasKey = false
+                hooks.keyEnded(client.number)
+                reply(
+                    client,
+                    buffer(
+                        ServerMessage.error(code: "forbidden", message: "no longer allowed to have keys pressed").line))
+            }
         }
         listenersChanged()
     }
 
     func accept(_ client: Client) {
         counters.connections += 1
+        client.number = UInt64(counters.connections)
         client.owedChanged = { [self] change in owedChanged(by: change) }
         let user = client.peer?.uid ?? UInt32.max
         var slots = configuration.slots
@@ -458,6 +492,10 @@ public final class ShakeServer: Sendable {
 
     func remove(_ client: Client) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        if client.hasKey {
+            client.hasKey = false
+            hooks.keyEnded(client.number)
+        }
         let user = client.peer?.uid ?? UInt32.max
         let held = loop.value.clientsPerUser[user, default: 1] - 1
         loop.value.clientsPerUser[user] = held > 0 ? held : nil
@@ -510,7 +548,8 @@ public final class ShakeServer: Sendable {
             warn(.refusedRequest, metadata: metadata)
             // Refused requests count as bad lines: a client that keeps asking is disconnected like one that
             // keeps sending garbage.
-            reject(client, RequestError(code: "forbidden", message: "\(request.name) needs root or an admin group"))
+            let needs = request.isPrivileged ? "root or an admin group" : "an account access.\(request.name) allows"
+            reject(client, RequestError(code: "forbidden", message: "\(request.name) needs \(needs)"))
             return
         }
         switch request {
@@ -547,8 +586,17 @@ public final class ShakeServer: Sendable {
             listenersChanged()
         case .simulate:
             logger.info("simulating a shake", metadata: client.peer?.metadata ?? [:])
-            hooks.simulate()
+            hooks.simulate(client.peer?.uid)
             reply(client, buffer(ServerMessage.ok(request: "simulate").line))
+        case .key(let chord, let phases):
+            // The rule above refused a peer the kernel did not name.
+            guard let user = client.peer?.uid else { return }
+            if let error = hooks.key(client.number, user, chord, phases) {
+                reject(client, error)
+                return
+            }
+            client.hasKey = true
+            reply(client, buffer(ServerMessage.ok(request: "key").line))
         }
     }
 
@@ -557,6 +605,7 @@ public final class ShakeServer: Sendable {
         switch request {
         case .samples: configuration.access.samples
         case .simulate: configuration.access.simulate
+        case .key: configuration.access.key
         case .status, .subscribe, .replay: nil
         }
     }

@@ -15,6 +15,22 @@ public final class SessionWatcher: Sendable {
     /// The users with an active, unlocked session; nil while logind cannot be asked.
     public typealias Report = @Sendable (Set<UInt32>?) -> Void
 
+    /// Who is there, as logind says.
+    public struct Presence: Sendable, Hashable {
+        /// The users with an active, unlocked session anywhere: logind calls every session without a seat (an
+        /// ssh login, a `machinectl shell`) active.
+        public var users: Set<UInt32>
+        /// The user with the active, unlocked session of seat0, the seat that input devices without a seat of
+        /// their own (a uinput keyboard) belong to: the one a virtual keyboard types to. At most one user,
+        /// except while logind switches.
+        public var atSeat0: Set<UInt32>
+
+        public init(users: Set<UInt32>, atSeat0: Set<UInt32>) {
+            self.users = users
+            self.atSeat0 = atSeat0
+        }
+    }
+
     private let connection: Connection
     /// The eventfd that wakes the thread; -1 once closed. Closed by `deinit` or a failed `init`, never by the
     /// thread, so that a wake-up never writes to a descriptor number reused since.
@@ -42,8 +58,17 @@ public final class SessionWatcher: Sendable {
     ///   - lost: called once, last, on the watcher's thread, when the connection to the bus is lost (after a
     ///     last `report(nil)`); the thread has ended.
     /// - Throws: ``BusError`` when the bus cannot be reached.
-    public init(
+    public convenience init(
         address: String? = nil, logger: Logger, report: @escaping Report,
+        lost: @escaping @Sendable (BusError) -> Void = { _ in }
+    ) throws(BusError) {
+        try self.init(address: address, logger: logger, presence: { report($0?.users) }, lost: lost)
+    }
+
+    /// Connects and starts following; `presence` is called on the watcher's thread with the first reading and
+    /// every change (nil while logind cannot be asked). As ``init(address:logger:report:lost:)`` otherwise.
+    public init(
+        address: String? = nil, logger: Logger, presence report: @escaping @Sendable (Presence?) -> Void,
         lost: @escaping @Sendable (BusError) -> Void = { _ in }
     ) throws(BusError) {
         self.logger = logger
@@ -104,27 +129,28 @@ public final class SessionWatcher: Sendable {
     }
 
     /// The users with an active, unlocked session, or nil when logind does not answer.
-    private static func read(_ bus: OpaquePointer) -> Set<UInt32>? {
+    private static func read(_ bus: OpaquePointer) -> Presence? {
         final class Sessions {
-            var present = Set<UInt32>()
+            var present = Presence(users: [], atSeat0: [])
         }
         let sessions = Sessions()
         let result = withExtendedLifetime(sessions) {
             shaked_login_sessions(
                 bus,
-                { context, uid, active, locked in
-                    guard let context else { return }
+                { context, uid, active, locked, seat0 in
+                    guard let context, active != 0 && locked == 0 else { return }
                     let sessions = Unmanaged<Sessions>.fromOpaque(context).takeUnretainedValue()
-                    if active != 0 && locked == 0 { sessions.present.insert(uid) }
+                    sessions.present.users.insert(uid)
+                    if seat0 != 0 { sessions.present.atSeat0.insert(uid) }
                 }, Unmanaged.passUnretained(sessions).toOpaque())
         }
         return result < 0 ? nil : sessions.present
     }
 
-    private func run(_ report: Report, lost: @Sendable (BusError) -> Void) {
+    private func run(_ report: @Sendable (Presence?) -> Void, lost: @Sendable (BusError) -> Void) {
         let bus = connection.bus
         let wakeup = self.wakeup.withLock { $0 }
-        var last: Set<UInt32>?? = .none
+        var last: Presence?? = .none
         var failure: BusError?
         while !stopping.load(ordering: .acquiring) {
             var processed: Int32

@@ -1,25 +1,28 @@
 import ArgumentParser
-import Foundation
 import ShakeClient
 import ShakeDetection
+import ShakeProtocol
 import UInput
 
 struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
-        abstract: "Press a key chord on every shake, through a virtual keyboard (Wayland and X11 alike).",
+        abstract: "Have the daemon press a key chord on every shake, into your own session (Wayland and X11 alike).",
         discussion: """
-            Makes a uinput keyboard and types CHORD on each event of the chosen phase (by default every \
-            valid shake: ended). A chord is modifiers and one key joined by +: ctrl+z, shift+ctrl+z, or a \
-            dedicated key such as undo (KEY_UNDO), redo, copy, paste. It survives daemon restarts, \
-            reconnecting like exec.
+            Asks the daemon to type CHORD through its virtual keyboard on each event of the chosen phases (by \
+            default every valid shake: ended), and prints what became of each press. A chord is modifiers and one \
+            key joined by +: ctrl+z, shift+ctrl+z, or a dedicated key such as undo (KEY_UNDO), redo, copy, paste. \
+            It survives daemon restarts, reconnecting like exec and asking again.
+
+            The daemon presses your chord only while your session is the active, unlocked one of the seat \
+            (logind's seat0; an ssh login does not count): after a user switch or a screen lock nothing is typed \
+            until you are back, and without logind only root's chords are typed. It presses at most 4 chords at once and 2 a second for one user; a simulated shake presses only the chords of the \
+            user who asked for it. shakectl itself needs no access to /dev/uinput, and nobody is given any: the \
+            daemon's own service writes it. Who may ask is access.key in the configuration (default everyone).
 
             uinput sends key codes, not characters: ctrl+z presses the key where Z sits on a QWERTY \
             keyboard, which is W on AZERTY. To stay layout-independent, send undo and bind KEY_UNDO (XF86Undo) \
             to what undo means in your compositor or application.
-
-            Needs write access to /dev/uinput, which whoever holds it can use to type into any session: \
-            shaked's udev rule grants it to the user of the active seat only (uaccess); see docs/install.md.
 
             Shake to undo:
               shakectl key ctrl+z
@@ -34,11 +37,8 @@ struct KeyCommand: AsyncParsableCommand {
     @Option(help: "The phases that press the chord, comma-separated: began, ended, cancelled.")
     var on = PhaseList(argument: "ended")!
 
-    @Option(help: "Exit after pressing the chord this many times.")
+    @Option(help: "Exit after the daemon pressed the chord this many times.")
     var count: Int?
-
-    @Option(help: "The uinput device.")
-    var uinput = "/dev/uinput"
 
     func validate() throws {
         do {
@@ -50,32 +50,36 @@ struct KeyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let keys: KeyChord
-        let keyboard: VirtualKeyboard
-        do {
-            keys = try KeyChord(parsing: chord)
-            keyboard = try VirtualKeyboard(name: "shakectl key", chords: [keys], path: uinput)
-        } catch {
-            StandardStreams.printError("cannot make a virtual keyboard: \(error)")
-            throw ExitCode.failure
-        }
-        defer { keyboard.close() }
-        StandardStreams.printError(
-            "virtual keyboard ready (\(keyboard.systemName ?? "uinput")): \(keys) on \(on.phases.map(\.rawValue).sorted().joined(separator: ","))"
-        )
+        let keys = try KeyChord(parsing: chord)
+        let phases = on.phases.map(\.rawValue).sorted().joined(separator: ",")
         var presses = 0
         do {
-            try await connection.client.withUpdates(phases: on.phases) { updates in
+            try await connection.client.withUpdates(
+                phases: on.phases, key: ShakeClient.Key(chord: keys.description, phases: on.phases)
+            ) { updates in
                 for try await update in updates {
-                    guard let notification = update.reportingConnection() else { continue }
-                    do {
-                        try keyboard.send(keys)
-                        StandardStreams.printError("pressed \(keys) for event #\(notification.seq)")
-                    } catch {
-                        StandardStreams.printError("cannot press \(keys): \(error)")
+                    if case .connected = update {
+                        StandardStreams.printError("connected; the daemon presses \(keys) on \(phases)")
+                        continue
                     }
-                    presses += 1
-                    if let count, presses >= count { return }
+                    guard case .key(let report) = update else {
+                        _ = update.reportingConnection()
+                        continue
+                    }
+                    switch report.result {
+                    case .pressed:
+                        StandardStreams.printError("pressed \(report.chord) for event #\(report.seq)")
+                        presses += 1
+                        if let count, presses >= count { return }
+                    case .away:
+                        StandardStreams.printError(
+                            "not pressed for event #\(report.seq): your session is not the active, unlocked one")
+                    case .rateLimited:
+                        StandardStreams.printError("not pressed for event #\(report.seq): too many presses at once")
+                    case .failed:
+                        StandardStreams.printError(
+                            "the daemon could not press \(report.chord) for event #\(report.seq)")
+                    }
                 }
             }
         } catch {

@@ -57,6 +57,8 @@ struct ListenCommand: AsyncParsableCommand {
                         StandardStreams.printError("the daemon went away; reconnecting")
                     case .waiting(let reason):
                         StandardStreams.printError("waiting for the daemon: \(reason)")
+                    case .key:
+                        break
                     }
                 }
             }

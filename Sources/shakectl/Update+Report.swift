@@ -12,6 +12,7 @@ extension ShakeClient.Update {
         case .disconnected: StandardStreams.printError("the daemon went away; reconnecting")
         case .connected: StandardStreams.printError("connected")
         case .dropped(let count): StandardStreams.printError("the daemon dropped \(count) events")
+        case .key: break
         }
         return nil
     }

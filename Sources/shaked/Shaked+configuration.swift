@@ -139,7 +139,7 @@ enum ConfigurationSummary {
                 + "\(clients.maxClientsPerUser) per user, \(clients.reservedClients) reserved, buffers "
                 + "\(clients.clientBuffer) bytes a client and \(clients.totalBuffer) in all",
             "access:   subscribe \(configuration.access.subscribe); samples \(configuration.access.samples); "
-                + "simulate \(configuration.access.simulate) (root always)",
+                + "simulate \(configuration.access.simulate); key \(configuration.access.key) (root always)",
             "logging:  \(configuration.logging.level)",
         ]
     }

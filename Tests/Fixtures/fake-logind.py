@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A stand-in for logind on a private bus, for the tests of capture that follows the session.
 
-One session of the user UID, active and unlocked, at /org/freedesktop/login1/session/_31: ListSessions on the
-manager, Get and GetAll of Active and LockedHint on the session, and PropertiesChanged when they change. SIGUSR1
-locks the session (LockedHint true), SIGUSR2 unlocks it; each prints a line with the monotonic time it was sent.
+One session of the user UID, active and unlocked, at /org/freedesktop/login1/session/_31, on SEAT (seat0 when
+not given; "" for a session without a seat, as an ssh login has, which logind also calls active): ListSessions on
+the manager, Get and GetAll of Active and LockedHint on the session, and PropertiesChanged when they change.
+SIGUSR1 locks the session (LockedHint true), SIGUSR2 unlocks it; each prints a line with the monotonic time it was
+sent.
 
-    fake-logind.py BUS_ADDRESS UID
+    fake-logind.py BUS_ADDRESS UID [SEAT]
 """
 import signal
 import sys
@@ -22,6 +24,7 @@ PROPERTIES = "org.freedesktop.DBus.Properties"
 SESSION_PATH = "/org/freedesktop/login1/session/_31"
 
 address, uid = sys.argv[1], int(sys.argv[2])
+seat = sys.argv[3] if len(sys.argv) > 3 else "seat0"
 dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
 bus = dbus.bus.BusConnection(address)
 
@@ -51,7 +54,7 @@ class Session(dbus.service.Object):
 class Manager(dbus.service.Object):
     @dbus.service.method(MANAGER, in_signature="", out_signature="a(susso)")
     def ListSessions(self):
-        return [("1", dbus.UInt32(uid), "user", "seat0", dbus.ObjectPath(SESSION_PATH))]
+        return [("1", dbus.UInt32(uid), "user", seat, dbus.ObjectPath(SESSION_PATH))]
 
 
 session = Session()

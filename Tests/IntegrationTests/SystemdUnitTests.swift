@@ -53,17 +53,19 @@ struct SystemdUnitTests {
         let rule = try InstallHarness.read(destination, "usr/local/lib/udev/rules.d/60-shaked.rules")
         #expect(rule.contains(#"TAG+="systemd", ENV{SYSTEMD_WANTS}+="shaked.service""#))
         #expect(rule.contains(#"GROUP="shaked", MODE="0660""#))
-        // /dev/uinput for the active seat's user only (shakectl key): the uaccess tag, no group, no mode.
+        // /dev/uinput for root and the group the service joins only: no user's ACL (no uaccess tag).
         let uinput = try InstallHarness.read(destination, "usr/local/lib/udev/rules.d/70-shaked-uinput.rules")
         let uinputRule = uinput.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
-        #expect(uinputRule == [#"KERNEL=="uinput", SUBSYSTEM=="misc", TAG+="uaccess", OPTIONS+="static_node=uinput""#])
+        #expect(
+            uinputRule == [
+                #"KERNEL=="uinput", SUBSYSTEM=="misc", OPTIONS+="static_node=uinput", GROUP="shaked-uinput", MODE="0660""#
+            ])
         // The hand-over to iio-sensor-proxy: after its 80- rule, asking the installed shaked which device it owns.
         let handover = try InstallHarness.read(
             destination, "usr/local/lib/udev/rules.d/81-shaked-iio-sensor-proxy.rules")
         #expect(handover.contains(#"IMPORT{program}="/usr/local/sbin/shaked --udev-handover %k""#))
         #expect(handover.contains(#"SUBSYSTEM=="iio", ENV{SHAKED_OWNS}=="1", ENV{IIO_SENSOR_PROXY_TYPE}="""#))
         #expect(handover.contains(#"IMPORT{file}="/run/shaked/accelerometer-relay.properties""#))
-        #expect(handover.contains(#"GROUP="shaked-uinput", MODE="0660""#))
         #expect(handover.firstMatch(of: /@[A-Z_]+@/) == nil, "a placeholder was left in the hand-over rule")
         #expect(service.contains("\nSupplementaryGroups=shaked-uinput\n"))
         #expect(service.contains("\nDeviceAllow=/dev/uinput w\n"))

@@ -46,7 +46,7 @@ struct ConfigLoaderTests {
         let keys =
             [
                 "source", "device", "rate", "always_on", "relay", "follow_session", "path", "mode", "group",
-                "subscribe", "samples", "simulate", "level",
+                "subscribe", "samples", "simulate", "key", "level",
             ]
             + ShakedConfiguration.ClientsSection.limits.map(\.key) + DetectorSettings.Parameter.allCases.map(\.rawValue)
         #expect(Set(uncommentedKeys) == Set(keys))
@@ -80,6 +80,7 @@ struct ConfigLoaderTests {
               subscribe: [group:input, user:alice]
               samples: root
               simulate: [user:1000, group:990]
+              key: [group:input]
             logging:
               level: DEBUG
             """)
@@ -106,6 +107,8 @@ struct ConfigLoaderTests {
         #expect(configuration.access.subscribe == .accounts([.group(.name("input")), .user(.name("alice"))]))
         #expect(configuration.access.samples == .accounts([]))
         #expect(configuration.access.simulate == .accounts([.user(.number(1000)), .group(.number(990))]))
+        #expect(configuration.access.key == .accounts([.group(.name("input"))]))
+        #expect(ShakedConfiguration().access.key == .everyone)
         #expect(configuration.logging.level == .debug)
         #expect(AccountResolver.system.resolve(.user(.name("root")))?.id == 0)
         #expect(Self.accounts.resolve(.group(.name("input")))?.id == 101)

@@ -50,6 +50,10 @@ struct ConfigurationChangeTests {
         #expect(limits.applied == ["clients", "access"])
         #expect(limits.server?.queueLimit == 64)
         #expect(limits.server?.access.subscribe == PeerRule(users: [1000], groups: []))
+        // Who may have keys pressed applies at once too (the server ends the keys it no longer allows).
+        let keys = change { $0.access.key = .accounts([]) }
+        #expect(keys.applied == ["access"])
+        #expect(keys.server?.access.key == .rootOnly)
     }
 
     @Test func withoutASocketTheServersPartIsNotApplied() {

@@ -20,6 +20,12 @@ struct RequestTests {
         #expect(try parse(#"{"request":"replay","since":1e300}"#) == .replay(since: .max))
         #expect(try parse(#"{"request":"samples"}"#) == .samples)
         #expect(try parse(#"{"request":"simulate"}"#) == .simulate)
+        #expect(
+            try parse(#"{"request":"key","chord":"ctrl+z","phases":["ended","began"]}"#)
+                == .key(chord: "ctrl+z", phases: [.began, .ended]))
+        // Without phases, a valid shake (ended) presses the chord.
+        #expect(try parse(#"{"request":"key","chord":"undo"}"#) == .key(chord: "undo", phases: [.ended]))
+        #expect(try parse(#"{"request":"key","chord":"undo","phases":null}"#) == .key(chord: "undo", phases: [.ended]))
     }
 
     @Test(arguments: [
@@ -38,6 +44,13 @@ struct RequestTests {
         (#"{"request":"replay","since":true}"#, "wrong_type"),
         (#"{"request":"subscribe","phases":"ended"}"#, "wrong_type"),
         (#"{"request":"subscribe","phases":["shaken"]}"#, "bad_value"),
+        (#"{"request":"key"}"#, "missing_field"),
+        (#"{"request":"key","chord":7}"#, "wrong_type"),
+        (#"{"request":"key","chord":""}"#, "wrong_type"),
+        ("{\"request\":\"key\",\"chord\":\"" + String(repeating: "a", count: 65) + "\"}", "wrong_type"),
+        (#"{"request":"key","chord":"ctrl+z","phases":[]}"#, "wrong_type"),
+        (#"{"request":"key","chord":"ctrl+z","phases":["shaken"]}"#, "bad_value"),
+        (#"{"request":"key","chord":"ctrl+z","uid":0}"#, "unknown_field"),
         (#"{"request":"status","request":"status"}"#, "not_json"),
         (#"{"request":"status"} trailing"#, "not_json"),
         ("{\"request\":\"st\u{1}atus\"}", "not_json"),
@@ -53,7 +66,10 @@ struct RequestTests {
     }
 
     @Test func requestsRoundTrip() throws {
-        for request in [Request.status, .subscribe(phases: [.cancelled]), .replay(since: 9), .samples, .simulate] {
+        for request in [
+            Request.status, .subscribe(phases: [.cancelled]), .replay(since: 9), .samples, .simulate,
+            .key(chord: "shift+ctrl+z", phases: [.began, .cancelled]),
+        ] {
             #expect(try parse(request.line) == request)
         }
     }
@@ -61,6 +77,8 @@ struct RequestTests {
     @Test func privilegedRequests() {
         #expect(Request.samples.isPrivileged && Request.simulate.isPrivileged)
         #expect(!Request.status.isPrivileged && !Request.replay(since: 0).isPrivileged)
+        // Anyone access.key allows may ask: the daemon presses into the asker's own session only.
+        #expect(!Request.key(chord: "ctrl+z", phases: [.ended]).isPrivileged)
     }
 }
 
@@ -92,6 +110,8 @@ struct ServerMessageTests {
             .sample(Sample(time: 1.25, x: 0.5, y: -9.81, z: 0.125)),
             .error(code: "not_json", message: "the line is not JSON"),
             .ok(request: "subscribe"),
+            .key(.init(seq: 12, chord: "ctrl+z", result: .pressed)),
+            .key(.init(seq: 13, chord: "ctrl+z", result: .rateLimited)),
         ]
         for message in messages {
             #expect(try ServerMessage.parse(Array(message.line.utf8)) == message, "\(message.line)")
@@ -105,6 +125,11 @@ struct ServerMessageTests {
         #expect(
             try ServerMessage.parse(Array(line.utf8))
                 == .shake(.init(event: .cancelled(time: 2, began: 1, reason: .notAShake), seq: 1, timestamp: "t")))
+    }
+
+    @Test func aKeyReportLooksAsDocumented() {
+        let report = ServerMessage.key(.init(seq: 43, chord: "ctrl+z", result: .away))
+        #expect(report.line == #"{"event":"key","seq":43,"chord":"ctrl+z","result":"away"}"#)
     }
 
     @Test func helloLooksAsDocumented() {

@@ -14,6 +14,15 @@ final class ServerHarness: Sendable {
     let listeners = Counter()
     /// The users of the subscribers, as the server last reported them.
     let listenerUsers = Users()
+    /// What the server handed the daemon: `key` requests, connections whose key ended, simulate requesters.
+    let keys = Log()
+
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var current: [String] { lock.withLock { lines } }
+    }
 
     final class Users: @unchecked Sendable {
         private let lock = NSLock()
@@ -38,6 +47,7 @@ final class ServerHarness: Sendable {
         let simulated = self.simulated
         let listeners = self.listeners
         let listenerUsers = self.listenerUsers
+        let keys = self.keys
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         server = ShakeServer(
@@ -48,11 +58,21 @@ final class ServerHarness: Sendable {
                         sensor: SensorInfo(source: "test", name: "fake", rate: 100), shaking: false,
                         counters: ["samples": 42])
                 },
-                simulate: { simulated.increment() },
+                simulate: { requester in
+                    simulated.increment()
+                    keys.append("simulate by \(requester.map(String.init) ?? "nobody")")
+                },
                 listenersChanged: { subscribers, _ in
                     listenerUsers.set(subscribers)
                     listeners.set(subscribers.count)
-                }),
+                },
+                key: { connection, user, chord, phases in
+                    guard chord != "bad" else { return RequestError(code: "bad_value", message: "not a chord") }
+                    let names = ShakeEvent.Phase.allCases.filter(phases.contains).map(\.rawValue)
+                    keys.append("key \(connection) \(user) \(chord) \(names.joined(separator: ","))")
+                    return nil
+                },
+                keyEnded: { connection in keys.append("ended \(connection)") }),
             logger: logger)
         try await server.start(.path(path))
     }

@@ -305,6 +305,80 @@ struct ServerTests {
         try? FileManager.default.removeItem(atPath: (harness.path as NSString).deletingLastPathComponent)
     }
 
+    /// A `key` request reaches the daemon with the connection's number and the user the kernel named (never one
+    /// the client says); the daemon's report reaches that connection only; closing ends the key.
+    @Test func aKeyRequestIsHandedOnWithThePeersUserAndEndsWithTheConnection() async throws {
+        let harness = try await ServerHarness()
+        let other = try RawClient(path: harness.path)
+        #expect(other.readLine()?.contains(#""event":"hello""#) == true)
+        let connection: String
+        do {
+            let client = try RawClient(path: harness.path)
+            #expect(client.readLine()?.contains(#""event":"hello""#) == true)
+            client.write(#"{"request":"key","chord":"bad"}"# + "\n")
+            #expect(client.readLine()?.contains(#""error":"bad_value""#) == true)
+            client.write(#"{"request":"key","chord":"ctrl+z","phases":["began","ended"]}"# + "\n")
+            #expect(client.readLine() == #"{"event":"ok","request":"key"}"#)
+            let keys = harness.keys.current
+            #expect(keys.count == 1 && keys.first?.hasSuffix(" \(getuid()) ctrl+z began,ended") == true, "\(keys)")
+            connection = try #require(keys.first?.split(separator: " ").dropFirst().first).description
+            harness.server.send(
+                .key(.init(seq: 7, chord: "ctrl+z", result: .pressed)), toConnection: UInt64(connection) ?? 0)
+            #expect(client.readLine() == #"{"event":"key","seq":7,"chord":"ctrl+z","result":"pressed"}"#)
+            // The other connection asked for nothing and hears nothing of it.
+            other.write(#"{"request":"status"}"# + "\n")
+            #expect(other.readLine()?.contains(#""event":"status""#) == true)
+        }
+        // The client is closed: its key ends.
+        #expect(await ServerHarness.eventually { harness.keys.current.last == "ended \(connection)" })
+        // A simulation is asked for by a user too.
+        try await harness.client.simulate()
+        #expect(harness.keys.current.last == "simulate by \(getuid())")
+        await harness.stop()
+    }
+
+    /// A reload that no longer allows `key` ends the key and says so; the connection stays, and a new `key` is
+    /// refused. The peer is nobody (root is always allowed).
+    @Test(
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+    func aReloadThatNarrowsKeyEndsIt() async throws {
+        let harness = try await ServerHarness()
+        chmod(harness.path, 0o666)
+        let script = """
+            import socket,sys
+            s=socket.socket(socket.AF_UNIX); s.settimeout(20); s.connect(sys.argv[1]); f=s.makefile('rw')
+            f.readline()
+            f.write('{"request":"key","chord":"undo"}\\n'); f.flush(); print(f.readline().strip(), flush=True)
+            print(f.readline().strip(), flush=True)
+            f.write('{"request":"key","chord":"undo"}\\n'); f.flush(); print(f.readline().strip(), flush=True)
+            f.write('{"request":"status"}\\n'); f.flush(); print(f.readline().strip(), flush=True)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = [
+            "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, harness.path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        #expect(await ServerHarness.eventually { harness.keys.current.contains { $0.hasSuffix(" 65534 undo ended") } })
+        var narrower = ServerConfiguration()
+        narrower.access.key = .rootOnly
+        await harness.server.update(narrower)
+        process.waitUntilExit()
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(
+            separator: "\n")
+        #expect(lines.count == 4, "\(lines)")
+        #expect(lines.first == #"{"event":"ok","request":"key"}"#)
+        #expect(lines.dropFirst().first?.contains("no longer allowed to have keys pressed") == true, "\(lines)")
+        #expect(lines.dropFirst(2).first?.contains(#""error":"forbidden""#) == true, "\(lines)")
+        #expect(lines.last?.contains(#""event":"status""#) == true, "\(lines)")
+        #expect(harness.keys.current.last?.hasPrefix("ended ") == true, "\(harness.keys.current)")
+        await harness.stop()
+    }
+
     /// The daemon's capture gate hears each subscriber's user (capture can follow that user's session).
     @Test func subscribersAreReportedWithTheirUsers() async throws {
         let harness = try await ServerHarness()

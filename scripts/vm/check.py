@@ -155,6 +155,8 @@ def parse(log_path):
                 s["log"].append(rest)
             elif kind == "keys":
                 s.setdefault("keys", []).append(rest)
+            elif kind == "shakectl":
+                s.setdefault("shakectl", []).append(rest)
             elif kind.startswith("monitor-"):
                 s.setdefault(kind, []).append(rest)
             elif kind == "info":
@@ -388,12 +390,14 @@ def check(name, s, spec, args, tmp):
     return problems, notes
 
 
-# What `shakectl key ctrl+z` types for one shake: KEY_LEFTCTRL down, KEY_Z down, KEY_Z up, KEY_LEFTCTRL up.
+# What the daemon types for `shakectl key ctrl+z`, once a shake: KEY_LEFTCTRL down, KEY_Z down, KEY_Z up,
+# KEY_LEFTCTRL up.
 CTRL_Z = [(29, 1), (44, 1), (44, 0), (29, 0)]
 
 
 def check_keys(s, spec, problems, notes):
-    """The key events read back from the virtual keyboard's evdev node: one ctrl+z per shake the daemon ended."""
+    """The key events read back from the daemon's virtual keyboard's evdev node: one ctrl+z per shake the daemon
+    ended, each one that shakectl was told of, and the daemon's log naming the user whose chord it pressed."""
     ended = [line for line in s["log"] if "shake ended" in line]
     presses = []
     for line in s.get("keys", []):
@@ -414,6 +418,13 @@ def check_keys(s, spec, problems, notes):
                      % (len(ended), spec["ended"]))
     if chords != len(ended):
         problems.append("%d ctrl+z chords read back for %d shakes" % (chords, len(ended)))
+    told = [line for line in s.get("shakectl", []) if "pressed ctrl+z for event #" in line]
+    if len(told) != chords:
+        problems.append("shakectl was told of %d presses, %d chords read back: %s"
+                        % (len(told), chords, s.get("shakectl", [])[-4:]))
+    logged = [line for line in s["log"] if "pressed a subscriber's key chord" in line]
+    if len(logged) != chords or not all("client_uid=0" in line for line in logged):
+        problems.append("the daemon logged %d presses (with the uid 0), %d chords read back" % (len(logged), chords))
     notes.append("%d shakes, %d ctrl+z chords read back from the evdev node (%d key events)"
                  % (len(ended), chords, len(presses)))
     return problems, notes

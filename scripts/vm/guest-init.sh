@@ -145,8 +145,10 @@ hid() {
     late= clockstep= wake= user= as_user=
 }
 
-# shakectl key ctrl+z against the daemon on its socket, the accelerometer playing trace $1: a reader prints the key
-# events of the virtual keyboard's evdev node, which the checker matches with the shakes.
+# shakectl key ctrl+z against the daemon on its socket, the accelerometer playing trace $1: the daemon makes its
+# virtual keyboard ("shaked keyboard") when the key request comes, and presses the chord (shakectl runs as root
+# here, and root's chords need no logind session); a reader prints the key events of the keyboard's evdev node,
+# which the checker matches with the shakes and with what shakectl says was pressed.
 key() {
     trace=$1
     say "$name begin $(uptime_s)"
@@ -158,7 +160,7 @@ key() {
     /usr/bin/shaked --socket /run/shaked.sock --log-level debug >/tmp/$name.log 2>&1 &
     dpid=$!
     wait_line /tmp/$name.log "listening" 30 || say "$name info capture_timeout"
-    /bin/evdev-read "shakectl key" >/tmp/$name.keys 2>&1 &
+    /bin/evdev-read "shaked keyboard" >/tmp/$name.keys 2>&1 &
     rpid=$!
     /usr/bin/shakectl key ctrl+z --socket /run/shaked.sock >/tmp/$name.events 2>/tmp/$name.key &
     kpid=$!

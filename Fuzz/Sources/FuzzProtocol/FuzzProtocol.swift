@@ -109,6 +109,7 @@ private func kind(_ message: ServerMessage) -> String {
     case .sample: "sample"
     case .error: "error"
     case .ok: "ok"
+    case .key: "key"
     case .unknown(let event): "unknown:\(event)"
     }
 }
