@@ -17,8 +17,8 @@ struct BusAccessTests {
     static let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
     /// A client that hears every signal sent to it or broadcast (a match for all signals): prints each one on the
-    /// object's path with its sender and the name's owner, tries to read `Sensor`, says `ready` with its unique
-    /// name, and exits at a `Marker` signal.
+    /// object's path with its sender and the name's owner, tries to read `Sensor` (and to `Claim`, when its fourth
+    /// argument says `claim`), says `ready` with its unique name, and exits at a `Marker` signal.
     static let listener = """
         import sys, dbus, dbus.mainloop.glib
         from gi.repository import GLib
@@ -45,6 +45,9 @@ struct BusAccessTests {
             print("get %s" % sensor, flush=True)
         except dbus.DBusException as error:
             print("get refused: %s" % error.get_dbus_name(), flush=True)
+        if sys.argv[4:5] == ["claim"]:
+            bus.get_object(name, path).Claim(dbus_interface=name)
+            print("claimed", flush=True)
         print("ready %s" % bus.get_unique_name(), flush=True)
         loop.run()
         """
@@ -126,6 +129,46 @@ struct BusAccessTests {
         #expect(marker.status == 0, "\(marker.stderr)")
         #expect(stranger.wait(timeout: 10) { $0.stdout.contains("marker") }, "\(stranger.stdout)")
         #expect(!stranger.stdout.contains("signal "), "the stranger heard: \(stranger.stdout)")
+    }
+
+    /// A reload that narrows `subscribe` to root takes nobody's claim, and with it the signals: the shakes root
+    /// hears after the reload never reach nobody, who heard them while the rule was `everyone`.
+    @Test func aNarrowingReloadStopsTheSignalsOfTheClaimsItTakes() throws {
+        let bus = try PrivateBus()
+        let directory = try Harness.scratch("bus-access-reload")
+        let daemon = try Self.replayDaemon(
+            on: bus, directory: directory, configuration: "access:\n  subscribe: everyone\n")
+        defer { _ = daemon.stop() }
+        let stranger = try Self.python(
+            Self.listener, [bus.address, Self.path, Self.name, "claim"], as: Self.nobody, directory: directory,
+            name: "nobody")
+        defer { _ = stranger.stop() }
+        #expect(stranger.wait(timeout: 15) { $0.stdout.contains(" Shake from ") }, "\(stranger.stdout)")
+
+        try "access:\n  subscribe: root\n".write(
+            toFile: "\(directory)/shaked.yaml", atomically: true, encoding: .utf8)
+        kill(daemon.daemonPID ?? 0, SIGHUP)
+        #expect(
+            daemon.wait(timeout: 10) { $0.stderr.contains("the access rules no longer allow a D-Bus client's claim") },
+            "\(daemon.stderr)")
+        let example = Fixtures.repository.appendingPathComponent("examples/python/shake_dbus.py").path
+        let root = try Command.run(
+            "/usr/bin/timeout", ["20", "/usr/bin/python3", example, "--count", "2"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        #expect(root.status == 0, "\(root.stderr)")
+        let heardByRoot = root.stdout.split(separator: "\n").compactMap { line in
+            line.hasPrefix("#") ? line.dropFirst().split(separator: " ").first.map(String.init) : nil
+        }
+        #expect(heardByRoot.count == 2, "\(root.stdout)")
+
+        let marker = try bus.busctl(["emit", "/org/example/Marker", "org.example.Marker", "Marker"])
+        #expect(marker.status == 0, "\(marker.stderr)")
+        #expect(stranger.wait(timeout: 10) { $0.stdout.contains("marker") }, "\(stranger.stdout)")
+        let heardByStranger = stranger.stdout.split(separator: "\n").filter { $0.contains(" Shake from ") }.map {
+            line in line.split(separator: "'").dropFirst(3).first.map(String.init) ?? ""
+        }
+        #expect(!heardByStranger.isEmpty)
+        #expect(Set(heardByRoot).isDisjoint(with: heardByStranger), "root: \(heardByRoot), nobody: \(heardByStranger)")
     }
 
     /// A caller that connected as nobody and took a group only afterwards (with CAP_SETGID, as a set-gid program
