@@ -183,6 +183,8 @@ let package = Package(
                 "IIOSensor", "IIOModel", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
                 "SystemdSupport", "NumberFormat", "UInput",
                 .product(name: "Logging", package: "swift-log"),
+                // NIODeadline, the time of the socket's LogLimiter, which the D-Bus object's log lines use too.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

@@ -17,22 +17,84 @@
 
 typedef struct shaked_bus_callbacks {
     void *context;
-    /// A boolean property: 0 or 1, or a negative errno.
+    /// Whether `sender` may read the properties: 0, -EACCES (refused), or another negative errno.
+    int (*may_read)(void *context, sd_bus *bus, const char *sender);
+    /// A boolean property: 0 or 1, -ENOENT (no such boolean property), or another negative errno.
     int (*get_bool)(void *context, const char *property);
     /// A string property, malloc'd (freed here), or NULL on failure.
     char *(*get_string)(void *context, const char *property);
-    /// A method call from `sender` with the credentials the bus vouches for: 0, -EACCES (refused), or another
-    /// negative errno.
-    int (*call)(void *context, const char *member, const char *sender, uint32_t uid, uint32_t gid,
-                const uint32_t *groups, int group_count);
+    /// A method call from `sender`: 0, -EACCES (refused), or another negative errno. Who `sender` is, the callee
+    /// asks the bus (shaked_bus_connection_credentials).
+    int (*call)(void *context, sd_bus *bus, const char *member, const char *sender);
     /// A bus name lost its owner (a client left the bus).
     void (*name_gone)(void *context, const char *name);
 } shaked_bus_callbacks;
+
+/// What the bus recorded of connection `name` when it connected, from org.freedesktop.DBus's
+/// GetConnectionCredentials: `UnixUserID` (the socket peer's uid) and `UnixGroupIDs` (its primary and
+/// supplementary groups as one sorted set: dbus-daemon 1.14 reads them with SO_PEERCRED and SO_PEERGROUPS at
+/// connect). Nothing is read from /proc, where the caller's pid may by now name another program, or the same one
+/// with other groups. Returns 0; -ENODATA when the bus names no uid; -E2BIG for more than `capacity` groups; or
+/// another negative errno (the name has left the bus). *group_count is -1 when the bus names no groups.
+static inline int shaked_bus_connection_credentials(sd_bus *bus, const char *name, uint32_t *uid, uint32_t *groups,
+                                                    int capacity, int *group_count) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *reply = NULL;
+    int have_uid = 0;
+    *group_count = -1;
+    int result = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                    "GetConnectionCredentials", &error, &reply, "s", name);
+    sd_bus_error_free(&error);
+    if (result < 0) return result;
+    result = sd_bus_message_enter_container(reply, 'a', "{sv}");
+    while (result >= 0) {
+        result = sd_bus_message_enter_container(reply, 'e', "sv");
+        if (result <= 0) break;
+        const char *key = NULL;
+        result = sd_bus_message_read(reply, "s", &key);
+        if (result < 0) break;
+        if (strcmp(key, "UnixUserID") == 0) {
+            result = sd_bus_message_read(reply, "v", "u", uid);
+            if (result >= 0) have_uid = 1;
+        } else if (strcmp(key, "UnixGroupIDs") == 0) {
+            const void *array = NULL;
+            size_t size = 0;
+            result = sd_bus_message_enter_container(reply, 'v', "au");
+            if (result >= 0) result = sd_bus_message_read_array(reply, 'u', &array, &size);
+            if (result >= 0 && size / sizeof(uint32_t) > (size_t)capacity) result = -E2BIG;
+            if (result >= 0) {
+                if (size > 0) memcpy(groups, array, size);
+                *group_count = (int)(size / sizeof(uint32_t));
+                result = sd_bus_message_exit_container(reply);
+            }
+        } else {
+            result = sd_bus_message_skip(reply, "v");
+        }
+        if (result >= 0) result = sd_bus_message_exit_container(reply);
+    }
+    if (result >= 0) result = sd_bus_message_exit_container(reply);
+    sd_bus_message_unref(reply);
+    if (result < 0) return result;
+    return have_uid ? 0 : -ENODATA;
+}
+
+/// A property read (Get, GetAll) is answered only for a sender the daemon's access rules allow.
+static inline int shaked_bus_check_reader(sd_bus *bus, shaked_bus_callbacks *callbacks, sd_bus_error *error) {
+    sd_bus_message *request = sd_bus_get_current_message(bus);
+    const char *sender = request ? sd_bus_message_get_sender(request) : NULL;
+    if (!sender) return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "the bus did not say who is asking");
+    int result = callbacks->may_read(callbacks->context, bus, sender);
+    if (result == -EACCES)
+        return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "not allowed by the daemon's access rules");
+    return result;
+}
 
 static inline int shaked_bus_property_bool(sd_bus *bus, const char *path, const char *interface,
                                            const char *property, sd_bus_message *reply, void *userdata,
                                            sd_bus_error *error) {
     shaked_bus_callbacks *callbacks = userdata;
+    int allowed = shaked_bus_check_reader(bus, callbacks, error);
+    if (allowed < 0) return allowed;
     int value = callbacks->get_bool(callbacks->context, property);
     if (value < 0) return value;
     return sd_bus_message_append(reply, "b", value);
@@ -42,6 +104,8 @@ static inline int shaked_bus_property_string(sd_bus *bus, const char *path, cons
                                              const char *property, sd_bus_message *reply, void *userdata,
                                              sd_bus_error *error) {
     shaked_bus_callbacks *callbacks = userdata;
+    int allowed = shaked_bus_check_reader(bus, callbacks, error);
+    if (allowed < 0) return allowed;
     char *value = callbacks->get_string(callbacks->context, property);
     if (!value) return -ENOMEM;
     int result = sd_bus_message_append(reply, "s", value);
@@ -51,24 +115,10 @@ static inline int shaked_bus_property_string(sd_bus *bus, const char *path, cons
 
 static inline int shaked_bus_method(sd_bus_message *message, void *userdata, sd_bus_error *error) {
     shaked_bus_callbacks *callbacks = userdata;
-    sd_bus_creds *creds = NULL;
-    int result = sd_bus_query_sender_creds(
-        message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_SUPPLEMENTARY_GIDS | SD_BUS_CREDS_AUGMENT,
-        &creds);
-    if (result < 0) return result;
-    uid_t uid = (uid_t)-1;
-    gid_t gid = (gid_t)-1;
-    const gid_t *groups = NULL;
-    int count = 0;
-    if (sd_bus_creds_get_euid(creds, &uid) < 0 || sd_bus_creds_get_egid(creds, &gid) < 0) {
-        sd_bus_creds_unref(creds);
-        return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "the bus did not say who is calling");
-    }
-    count = sd_bus_creds_get_supplementary_gids(creds, &groups);
-    if (count < 0) count = 0;
-    result = callbacks->call(callbacks->context, sd_bus_message_get_member(message),
-                             sd_bus_message_get_sender(message), uid, gid, (const uint32_t *)groups, count);
-    sd_bus_creds_unref(creds);
+    const char *sender = sd_bus_message_get_sender(message);
+    if (!sender) return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "the bus did not say who is calling");
+    int result = callbacks->call(callbacks->context, sd_bus_message_get_bus(message),
+                                 sd_bus_message_get_member(message), sender);
     if (result == -EACCES)
         return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "not allowed by the daemon's access rules");
     if (result < 0) return result;
@@ -106,11 +156,57 @@ static inline int shaked_bus_add_object(sd_bus *bus, const char *path, const cha
                                "NameOwnerChanged", shaked_bus_name_owner_changed, callbacks);
 }
 
-static inline int shaked_bus_emit_shake(sd_bus *bus, const char *path, const char *interface, const char *phase,
-                                        uint64_t seq, double time, double duration, double peak, const char *axis,
-                                        uint32_t reversals, const char *reason, const char *detail) {
-    return sd_bus_emit_signal(bus, path, interface, "Shake", "stdddsuss", phase, seq, time, duration, peak, axis,
-                              reversals, reason, detail);
+/// Sends the Shake signal to `destination` (a unique name) alone, or to everyone listening when it is NULL.
+static inline int shaked_bus_emit_shake(sd_bus *bus, const char *destination, const char *path,
+                                        const char *interface, const char *phase, uint64_t seq, double time,
+                                        double duration, double peak, const char *axis, uint32_t reversals,
+                                        const char *reason, const char *detail) {
+    sd_bus_message *message = NULL;
+    int result = sd_bus_message_new_signal(bus, &message, path, interface, "Shake");
+    if (result < 0) return result;
+    if (destination) result = sd_bus_message_set_destination(message, destination);
+    if (result >= 0)
+        result = sd_bus_message_append(message, "stdddsuss", phase, seq, time, duration, peak, axis, reversals,
+                                       reason, detail);
+    if (result >= 0) result = sd_bus_send(bus, message, NULL);
+    sd_bus_message_unref(message);
+    return result;
+}
+
+/// Sends PropertiesChanged for the `count` properties `names`, with their values (from the callbacks), to
+/// `destination` alone, or to everyone listening when it is NULL (what sd_bus_emit_properties_changed does, which
+/// cannot address one client).
+static inline int shaked_bus_emit_changed(sd_bus *bus, const char *destination, const char *path,
+                                          const char *interface, shaked_bus_callbacks *callbacks,
+                                          const char *const *names, int count) {
+    sd_bus_message *message = NULL;
+    int result = sd_bus_message_new_signal(bus, &message, path, "org.freedesktop.DBus.Properties",
+                                           "PropertiesChanged");
+    if (result < 0) return result;
+    if (destination) result = sd_bus_message_set_destination(message, destination);
+    if (result >= 0) result = sd_bus_message_append(message, "s", interface);
+    if (result >= 0) result = sd_bus_message_open_container(message, 'a', "{sv}");
+    for (int index = 0; result >= 0 && index < count; index++) {
+        result = sd_bus_message_open_container(message, 'e', "sv");
+        if (result >= 0) result = sd_bus_message_append(message, "s", names[index]);
+        if (result < 0) break;
+        int value = callbacks->get_bool(callbacks->context, names[index]);
+        if (value >= 0) {
+            result = sd_bus_message_append(message, "v", "b", value);
+        } else if (value == -ENOENT) {
+            char *text = callbacks->get_string(callbacks->context, names[index]);
+            result = text ? sd_bus_message_append(message, "v", "s", text) : -ENOMEM;
+            free(text);
+        } else {
+            result = value;
+        }
+        if (result >= 0) result = sd_bus_message_close_container(message);
+    }
+    if (result >= 0) result = sd_bus_message_close_container(message);
+    if (result >= 0) result = sd_bus_message_append(message, "as", 0);
+    if (result >= 0) result = sd_bus_send(bus, message, NULL);
+    sd_bus_message_unref(message);
+    return result;
 }
 
 // logind's sessions, read through its D-Bus API (org.freedesktop.login1) rather than sd-login's files in /run, so

@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import ServiceLifecycle
 import ShakeConfig
 import ShakeDetection
@@ -7,7 +8,8 @@ import SystemdSupport
 
 /// The shake object on the system bus (`docs/dbus.md`). It owns the bus connection (a ``BusObject`` on a thread of
 /// its own), the claims made through it (``BusClaims``, handed on to the capture gate) and the property values
-/// last announced; it answers property reads from the ``StatusBoard`` and announces what changed there.
+/// last announced; it answers property reads from the ``StatusBoard`` to whoever `access.subscribe` allows, and
+/// announces what changed there, and the shakes, to those ``BusClaims/audience`` names.
 final class ShakeBus: Sendable {
     /// The well-known name, the object path and the interface. The project has no domain of its own, so the
     /// names follow freedesktop's rule for that case, a reversed code-hosting name; `1` is the interface's
@@ -23,6 +25,10 @@ final class ShakeBus: Sendable {
     private let capture: CaptureSwitch
     private let status: StatusBoard
     private let logger: Logger
+    /// The log lines any client can cause as often as it likes, at most one of each kind an interval, with a
+    /// count of the others (the socket's ``LogLimiter``).
+    private let lines = Locked(LogLimiter<Line>(interval: ShakeBus.lineInterval))
+    static let lineInterval = TimeAmount.seconds(10)
     /// Word from the bus thread that the connection was lost.
     private let losses = AsyncStream.makeStream(of: BusError.self, bufferingPolicy: .bufferingNewest(1))
 
@@ -75,6 +81,7 @@ final class ShakeBus: Sendable {
 
     private func handlers() -> BusObject.Handlers {
         BusObject.Handlers(
+            mayRead: { [weak self] caller in self?.mayRead(caller) ?? false },
             bool: { [weak self] name in self?.status.current.busProperties.bool(name) },
             string: { [weak self] name in self?.status.current.busProperties.string(name) },
             call: { [weak self] method, caller in self?.call(method, caller) ?? false },
@@ -108,7 +115,7 @@ final class ShakeBus: Sendable {
     /// `Claim` and `Release`: allowed or refused by ``BusClaims``, and handed to the capture gate under the same
     /// lock, so that a reload's revocation cannot come between the two.
     private func call(_ method: String, _ caller: BusObject.Caller) -> Bool {
-        let peer = PeerCredentials(pid: 0, uid: caller.uid, gid: caller.gid, supplementaryGroups: Set(caller.groups))
+        let peer = BusClaims.peer(uid: caller.uid, groups: caller.groups)
         let outcome = claims.withLock { claims in
             let outcome = claims.call(method, client: caller.name, peer: peer)
             capture.update { gate in
@@ -120,16 +127,28 @@ final class ShakeBus: Sendable {
             }
             return outcome
         }
-        let metadata: Logger.Metadata = [
-            "method": "\(method)", "client": "\(caller.name)", "client_uid": "\(caller.uid)",
-            "client_gid": "\(caller.gid)",
-        ]
+        var metadata = Self.metadata(caller)
+        metadata["method"] = "\(method)"
         if outcome == .refused {
-            logger.notice("a D-Bus call was refused by the access rules", metadata: metadata)
+            log(.refusedCall, metadata)
             return false
         }
-        logger.info("a D-Bus client called a method", metadata: metadata)
+        log(.call, metadata)
         return true
+    }
+
+    /// `Get` and `GetAll`: whoever may subscribe may read.
+    private func mayRead(_ caller: BusObject.Caller) -> Bool {
+        let allowed = claims.withLock { $0.mayRead(BusClaims.peer(uid: caller.uid, groups: caller.groups)) }
+        if !allowed { log(.refusedRead, Self.metadata(caller)) }
+        return allowed
+    }
+
+    private static func metadata(_ caller: BusObject.Caller) -> Logger.Metadata {
+        [
+            "client": "\(caller.name)", "client_uid": "\(caller.uid)",
+            "client_groups": "\(caller.groups.map(String.init).joined(separator: ","))",
+        ]
     }
 
     /// A client left the bus: its claim, if any, is released.
@@ -139,9 +158,7 @@ final class ShakeBus: Sendable {
             capture.update { $0.released(by: name) }
             return held
         }
-        if held {
-            logger.info("a D-Bus client left the bus: its claim is released", metadata: ["client": "\(name)"])
-        }
+        if held { log(.left, ["client": "\(name)"]) }
     }
 
     /// A reload changed `access.subscribe`: the claims of clients it no longer allows are dropped.
@@ -156,9 +173,17 @@ final class ShakeBus: Sendable {
         }
     }
 
+    /// Who hears the signals now: everyone, or the claimants alone (``BusClaims/audience``).
+    private var recipients: BusObject.Recipients {
+        switch claims.withLock({ $0.audience }) {
+        case .everyone: .everyone
+        case .claimants(let names): .only(names)
+        }
+    }
+
     /// Sends the `Shake` signal, then `PropertiesChanged` for what the event changed.
     func emit(_ event: ShakeEvent, seq: UInt64) {
-        object.withLock { $0 }?.emit(BusObject.Shake(event, seq: seq))
+        object.withLock { $0 }?.emit(BusObject.Shake(event, seq: seq), to: recipients)
         announce()
     }
 
@@ -170,12 +195,61 @@ final class ShakeBus: Sendable {
             defer { announced = current }
             return current.changes(from: announced)
         }
-        object.propertiesChanged(changed)
+        object.propertiesChanged(changed, to: recipients)
     }
 
-    /// Gives up the name and closes the connection.
+    /// The log lines a client can cause as often as it likes.
+    enum Line: String, Hashable {
+        case call = "dbus_call"
+        case refusedCall = "dbus_call_refused"
+        case refusedRead = "dbus_read_refused"
+        case left = "dbus_client_left"
+    }
+
+    /// Logs `line`, unless one of its kind was logged within the interval (then it is counted, and the count
+    /// logged when the interval is over).
+    private func log(_ line: Line, _ metadata: Logger.Metadata) {
+        let now = NIODeadline.now()
+        // The intervals that are over are counted out first, so that their counts are not lost to the new one.
+        let (due, logNow) = lines.withLock { ($0.due(now: now), $0.shouldLog(line, now: now)) }
+        report(due)
+        guard logNow else { return }
+        switch line {
+        case .call: logger.info("a D-Bus client called a method", metadata: metadata)
+        case .refusedCall: logger.notice("a D-Bus call was refused by the access rules", metadata: metadata)
+        case .refusedRead: logger.notice("a D-Bus property read was refused by the access rules", metadata: metadata)
+        case .left: logger.info("a D-Bus client left the bus: its claim is released", metadata: metadata)
+        }
+    }
+
+    private func report(_ due: [(kind: Line, suppressed: Int)]) {
+        for (line, count) in due {
+            logger.notice(
+                "more of the same D-Bus log line, not logged one by one",
+                metadata: [
+                    "line": "\(line.rawValue)", "count": "\(count)",
+                    "interval_s": "\(Self.lineInterval.nanoseconds / 1_000_000_000)",
+                ])
+        }
+    }
+
+    /// Logs the counts of the intervals that are over; with `all`, of every interval (the daemon stops).
+    func reportCountedLines(all: Bool = false) {
+        let now = NIODeadline.now() + (all ? Self.lineInterval : .zero)
+        report(lines.withLock { $0.due(now: now) })
+    }
+
+    /// Until cancelled: the counts, each interval.
+    func reportCountedLinesEveryInterval() async {
+        while (try? await Task.sleep(for: .nanoseconds(Self.lineInterval.nanoseconds))) != nil {
+            reportCountedLines()
+        }
+    }
+
+    /// Gives up the name and closes the connection; the log lines still counted are logged.
     func close() {
         object.withLock { $0 }?.close()
+        reportCountedLines(all: true)
     }
 }
 
@@ -186,7 +260,11 @@ struct BusService: Service {
     let bus: ShakeBus
 
     func run() async {
-        await bus.keepOffered()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await bus.reportCountedLinesEveryInterval() }
+            await bus.keepOffered()
+            group.cancelAll()
+        }
         bus.close()
     }
 }

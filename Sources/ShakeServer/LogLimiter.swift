@@ -1,4 +1,4 @@
-import NIOCore
+public import NIOCore
 
 /// Warnings that a client can cause as often as it likes (refusals, limits reached), logged at most once per
 /// interval for each kind, with a count of the others. No I/O: the server logs what it returns.
@@ -6,17 +6,17 @@ import NIOCore
 /// The first warning of a kind is logged at once; the ones that follow within the interval are only counted, and
 /// when the interval is over ``due(now:)`` returns the count, to be logged as one line. A flood of refusals thus
 /// writes two lines an interval, not one a request, and journald's rate limit is left for the daemon's other
-/// messages.
-struct LogLimiter<Kind: Hashable> {
-    let interval: TimeAmount
+/// messages. The socket server and the D-Bus object both use it.
+public struct LogLimiter<Kind: Hashable & Sendable>: Sendable {
+    public let interval: TimeAmount
     private var windows: [Kind: (start: NIODeadline, suppressed: Int)] = [:]
 
-    init(interval: TimeAmount) {
+    public init(interval: TimeAmount) {
         self.interval = interval
     }
 
     /// Records a warning of `kind`. - Returns: whether to log it (false: it is counted instead).
-    mutating func shouldLog(_ kind: Kind, now: NIODeadline) -> Bool {
+    public mutating func shouldLog(_ kind: Kind, now: NIODeadline) -> Bool {
         if var window = windows[kind], now - window.start < interval {
             window.suppressed += 1
             windows[kind] = window
@@ -28,7 +28,7 @@ struct LogLimiter<Kind: Hashable> {
 
     /// The kinds whose interval is over, with how many warnings of each were counted instead of logged (those
     /// with none are left out). Their intervals end: the next warning of the kind is logged at once.
-    mutating func due(now: NIODeadline) -> [(kind: Kind, suppressed: Int)] {
+    public mutating func due(now: NIODeadline) -> [(kind: Kind, suppressed: Int)] {
         var result: [(kind: Kind, suppressed: Int)] = []
         for (kind, window) in windows where now - window.start >= interval {
             windows[kind] = nil

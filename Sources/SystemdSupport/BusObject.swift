@@ -16,23 +16,51 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
 
 /// The shake object on a D-Bus bus, through libsystemd's sd-bus: the `Claim` and `Release` methods, the
 /// `HasAccelerometer`, `Shaking`, `Sensor` and `Sensitivity` properties with change notices, the `Shake` signal,
-/// and word of clients leaving the bus.
+/// and word of clients leaving the bus. Method calls and property reads are handed to the handlers with the
+/// caller's credentials as the bus recorded them when the caller connected (never read from /proc); signals and
+/// change notices go to everyone listening or to the clients named.
 ///
 /// sd-bus is not thread-safe, so one thread owns the connection: it waits on the bus and on a wake-up
 /// descriptor, processes messages (calling the handlers) and runs what other threads hand it (signals, change
 /// notices, closing). Like the libiio thread, it is the one blocking thread of its service.
 public final class BusObject: Sendable {
-    /// Who called a method, as the bus vouches for it (the kernel's credentials of the caller's connection).
+    /// Who called a method or reads a property, as the bus vouches for it: what dbus-daemon recorded of the
+    /// caller's socket when it connected (`GetConnectionCredentials`), asked once per caller and kept until it
+    /// leaves the bus. A process that changes its groups, or execs a set-gid program, after connecting is judged
+    /// as it connected, as on the daemon's socket.
     public struct Caller: Sendable, Hashable {
         /// The caller's unique bus name (`:1.42`): it is what leaves the bus when the client does.
         public var name: String
         public var uid: UInt32
-        public var gid: UInt32
+        /// Its primary and supplementary groups as one sorted set (the bus does not say which one is primary);
+        /// empty when the bus names none, or more than ``maxGroups``.
         public var groups: [UInt32]
+
+        public init(name: String, uid: UInt32, groups: [UInt32]) {
+            self.name = name
+            self.uid = uid
+            self.groups = groups
+        }
     }
+
+    /// Who a signal or change notice goes to.
+    public enum Recipients: Sendable, Equatable {
+        /// Everyone listening (a broadcast).
+        case everyone
+        /// These clients (unique names) only, one message each.
+        case only([String])
+    }
+
+    /// Most groups read of a caller; a caller with more counts as having none (refused rather than guessed),
+    /// as on the socket.
+    public static let maxGroups = 1024
+    /// Most callers whose credentials are kept; past it, the bus is asked at every call.
+    static let maxKnownCallers = 4096
 
     /// What the object answers; each runs on the bus thread and must not block.
     public struct Handlers: Sendable {
+        /// Whether the caller may read the properties (`Get`, `GetAll`); refused reads get AccessDenied.
+        public var mayRead: @Sendable (Caller) -> Bool
         /// A boolean property's value (nil: unknown property).
         public var bool: @Sendable (String) -> Bool?
         /// A string property's value (nil: unknown property).
@@ -46,10 +74,11 @@ public final class BusObject: Sendable {
         public var lost: @Sendable (BusError) -> Void
 
         public init(
-            bool: @escaping @Sendable (String) -> Bool?, string: @escaping @Sendable (String) -> String?,
-            call: @escaping @Sendable (String, Caller) -> Bool, nameGone: @escaping @Sendable (String) -> Void,
-            lost: @escaping @Sendable (BusError) -> Void = { _ in }
+            mayRead: @escaping @Sendable (Caller) -> Bool, bool: @escaping @Sendable (String) -> Bool?,
+            string: @escaping @Sendable (String) -> String?, call: @escaping @Sendable (String, Caller) -> Bool,
+            nameGone: @escaping @Sendable (String) -> Void, lost: @escaping @Sendable (BusError) -> Void = { _ in }
         ) {
+            self.mayRead = mayRead
             self.bool = bool
             self.string = string
             self.call = call
@@ -110,7 +139,33 @@ public final class BusObject: Sendable {
 
     private final class Context: Sendable {
         let handlers: Handlers
+        /// The callers met so far, by unique name, as the bus recorded them; a name leaves with its client.
+        let callers = Mutex<[String: Caller]>([:])
         init(handlers: Handlers) { self.handlers = handlers }
+
+        /// `name` as the bus recorded it: asked at its first call, then kept. Nil when the bus does not say (the
+        /// caller has left). Unique names are never reused on a bus, so what is kept cannot name another client.
+        func caller(_ name: String, bus: OpaquePointer?) -> Caller? {
+            if let known = callers.withLock({ $0[name] }) { return known }
+            guard let bus, let caller = BusObject.ask(bus, about: name) else { return nil }
+            callers.withLock { callers in
+                if callers.count < BusObject.maxKnownCallers { callers[name] = caller }
+            }
+            return caller
+        }
+    }
+
+    /// What the bus recorded of `name` at connect; nil when it does not say.
+    static func ask(_ bus: OpaquePointer, about name: String) -> Caller? {
+        var uid: UInt32 = 0
+        var count: Int32 = -1
+        var groups = [UInt32](repeating: 0, count: maxGroups)
+        let result = groups.withUnsafeMutableBufferPointer {
+            shaked_bus_connection_credentials(bus, name, &uid, $0.baseAddress, Int32($0.count), &count)
+        }
+        if result == -E2BIG { return Caller(name: name, uid: uid, groups: []) }
+        guard result >= 0 else { return nil }
+        return Caller(name: name, uid: uid, groups: Array(groups.prefix(Int(max(0, count)))))
     }
 
     /// Connects, exports the object, takes the name and starts the bus thread. Whatever fails releases what was
@@ -174,6 +229,12 @@ public final class BusObject: Sendable {
         callbacks.initialize(
             to: shaked_bus_callbacks(
                 context: nil,
+                may_read: { context, bus, sender in
+                    guard let context, let sender else { return -EINVAL }
+                    let object = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue()
+                    guard let caller = object.caller(String(cString: sender), bus: bus) else { return -EACCES }
+                    return object.handlers.mayRead(caller) ? 0 : -EACCES
+                },
                 get_bool: { context, property in
                     guard let context, let property else { return -EINVAL }
                     let handlers = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers
@@ -185,40 +246,54 @@ public final class BusObject: Sendable {
                     let handlers = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers
                     return handlers.string(String(cString: property)).flatMap { strdup($0) }
                 },
-                call: { context, member, sender, uid, gid, groups, count in
+                call: { context, bus, member, sender in
                     guard let context, let member, let sender else { return -EINVAL }
-                    let handlers = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers
-                    let caller = Caller(
-                        name: String(cString: sender), uid: uid, gid: gid,
-                        groups: groups.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(0, count)))) } ?? [])
-                    return handlers.call(String(cString: member), caller) ? 0 : -EACCES
+                    let object = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue()
+                    guard let caller = object.caller(String(cString: sender), bus: bus) else { return -EACCES }
+                    return object.handlers.call(String(cString: member), caller) ? 0 : -EACCES
                 },
                 name_gone: { context, name in
                     guard let context, let name else { return }
-                    Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().handlers.nameGone(
-                        String(cString: name))
+                    let object = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue()
+                    let gone = String(cString: name)
+                    object.callers.withLock { _ = $0.removeValue(forKey: gone) }
+                    object.handlers.nameGone(gone)
                 }))
         return callbacks
     }
 
-    /// Sends the `Shake` signal.
-    public func emit(_ shake: Shake) {
+    /// Sends the `Shake` signal to `recipients`.
+    public func emit(_ shake: Shake, to recipients: Recipients) {
         post { [path, interface] bus in
-            _ = shaked_bus_emit_shake(
-                bus, path, interface, shake.phase, shake.seq, shake.time, shake.duration, shake.peak, shake.axis,
-                shake.reversals, shake.reason, shake.detail)
+            Self.each(recipients) { destination in
+                _ = shaked_bus_emit_shake(
+                    bus, destination, path, interface, shake.phase, shake.seq, shake.time, shake.duration, shake.peak,
+                    shake.axis, shake.reversals, shake.reason, shake.detail)
+            }
         }
     }
 
-    /// Sends `PropertiesChanged` for these properties, with their new values.
-    public func propertiesChanged(_ names: [String]) {
+    /// Sends `PropertiesChanged` for these properties, with their new values, to `recipients`.
+    public func propertiesChanged(_ names: [String], to recipients: Recipients) {
         guard !names.isEmpty else { return }
-        post { [path, interface] bus in
-            var strings = names.map { strdup($0) } + [nil]
+        post { [path, interface, connection] bus in
+            let strings = names.map { strdup($0) }
             defer { for pointer in strings { Glibc.free(pointer) } }
-            _ = strings.withUnsafeMutableBufferPointer {
-                sd_bus_emit_properties_changed_strv(bus, path, interface, $0.baseAddress)
+            var arguments = strings.map { UnsafePointer($0) }
+            Self.each(recipients) { destination in
+                _ = arguments.withUnsafeMutableBufferPointer {
+                    shaked_bus_emit_changed(
+                        bus, destination, path, interface, connection.callbacks, $0.baseAddress, Int32($0.count))
+                }
             }
+        }
+    }
+
+    /// Runs `send` once with no destination (a broadcast), or once for each recipient.
+    private static func each(_ recipients: Recipients, _ send: (UnsafePointer<CChar>?) -> Void) {
+        switch recipients {
+        case .everyone: send(nil)
+        case .only(let names): for name in names { name.withCString { send($0) } }
         }
     }
 

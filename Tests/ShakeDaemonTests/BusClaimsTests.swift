@@ -62,3 +62,40 @@ struct BusClaimsTests {
         #expect(claims.busLost() == [])
     }
 }
+
+/// Who hears the signals and may read the properties, and a caller as the bus records it.
+struct BusAudienceTests {
+    static let member = BusClaims.peer(uid: 1000, groups: [27, 1000])
+    static let stranger = BusClaims.peer(uid: 1001, groups: [1001])
+
+    @Test func underEveryoneTheSignalsAreBroadcast() {
+        var claims = BusClaims(rule: .everyone)
+        _ = claims.call("Claim", client: ":1.5", peer: Self.stranger)
+        #expect(claims.audience == .everyone)
+        #expect(claims.mayRead(Self.stranger))
+    }
+
+    /// A narrower rule: only the claimants hear, and only those it allows may read; a reload that narrows it takes
+    /// the stranger's claim, and with it the signals.
+    @Test func underANarrowerRuleOnlyTheClaimantsHear() {
+        var claims = BusClaims(rule: .everyone)
+        _ = claims.call("Claim", client: ":1.9", peer: Self.stranger)
+        _ = claims.call("Claim", client: ":1.5", peer: Self.member)
+        #expect(claims.ruleChanged(BusClaimsTests.groupRule) == [":1.9"])
+        #expect(claims.audience == .claimants([":1.5"]))
+        #expect(claims.mayRead(Self.member) && !claims.mayRead(Self.stranger))
+        #expect(claims.mayRead(BusClaims.peer(uid: 0, groups: [])), "root may always")
+        // Listening without a claim is hearing nothing: nobody claims, nobody hears.
+        _ = claims.call("Release", client: ":1.5", peer: Self.member)
+        #expect(claims.audience == .claimants([]))
+    }
+
+    /// The bus names the groups as one set: any of them matches a rule's group, and the primary gid is none.
+    @Test func everyGroupTheBusNamesCountsAndNoOtherDoes() {
+        let peer = BusClaims.peer(uid: 1000, groups: [5, 27, 1000])
+        #expect(peer.supplementaryGroups == [5, 27, 1000] && peer.gid == UInt32.max)
+        #expect(PeerRule(users: [], groups: [27]).allows(peer))
+        #expect(!PeerRule(users: [], groups: [28]).allows(peer))
+        #expect(!PeerRule(users: [], groups: [0]).allows(BusClaims.peer(uid: 1000, groups: [])))
+    }
+}

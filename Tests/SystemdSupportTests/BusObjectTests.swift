@@ -19,14 +19,21 @@ struct BusObjectTests {
     final class Log: Sendable {
         let calls = Mutex<[(String, BusObject.Caller)]>([])
         let gone = Mutex<[String]>([])
+        let reads = Mutex<[BusObject.Caller]>([])
     }
 
-    static func object(on bus: PrivateBus, log: Log, allow: Bool = true, shaking: Bool = false) throws -> BusObject {
+    static func object(
+        on bus: PrivateBus, log: Log, allow: Bool = true, shaking: Bool = false, readers: Set<UInt32>? = nil
+    ) throws -> BusObject {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         return try BusObject(
             address: bus.address, name: name, path: path, interface: interface,
             handlers: .init(
+                mayRead: { caller in
+                    log.reads.withLock { $0.append(caller) }
+                    return readers.map { $0.contains(caller.uid) } ?? true
+                },
                 bool: { property in
                     switch property {
                     case "HasAccelerometer": true
@@ -84,7 +91,7 @@ struct BusObjectTests {
         let calls = log.calls.withLock { $0 }
         #expect(calls.map(\.0) == ["Claim"])
         let caller = try #require(calls.first?.1)
-        #expect(caller.uid == getuid() && caller.gid == getgid())
+        #expect(caller.uid == getuid() && caller.groups.contains(getgid()))
         #expect(caller.name.hasPrefix(":1."))
         // busctl has exited: its connection, and its unique name, are gone.
         let deadline = Date().addingTimeInterval(10)
@@ -92,6 +99,23 @@ struct BusObjectTests {
             Thread.sleep(forTimeInterval: 0.01)
         }
         #expect(log.gone.withLock { $0.contains(caller.name) })
+    }
+
+    /// A property read carries the reader as the bus recorded it; one the handler refuses is AccessDenied, for
+    /// `Get` and `GetAll` alike.
+    @Test func aReadTheHandlerRefusesIsAccessDenied() throws {
+        let bus = try PrivateBus()
+        let log = Log()
+        let object = try Self.object(on: bus, log: log, readers: [getuid() + 1])
+        defer { object.close() }
+        let get = try bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
+        #expect(get.status != 0 && get.stderr.contains("Access denied"), "\(get.stdout)\(get.stderr)")
+        let all = try bus.busctl([
+            "call", Self.name, Self.path, "org.freedesktop.DBus.Properties", "GetAll", "s", Self.interface,
+        ])
+        #expect(all.status != 0 && all.stderr.contains("Access denied"), "\(all.stdout)\(all.stderr)")
+        let readers = log.reads.withLock { $0 }
+        #expect(!readers.isEmpty && readers.allSatisfy { $0.uid == getuid() && $0.groups.contains(getgid()) })
     }
 
     @Test func aRefusedCallIsAccessDenied() throws {
@@ -131,8 +155,9 @@ struct BusObjectTests {
             // The monitor needs a moment to attach: keep sending until it has seen both.
             object.emit(
                 .init(
-                    phase: "ended", seq: 7, time: 3.62, duration: 1.49, peak: 28.02, axis: "x", reversals: 11))
-            object.propertiesChanged(["Shaking"])
+                    phase: "ended", seq: 7, time: 3.62, duration: 1.49, peak: 28.02, axis: "x", reversals: 11),
+                to: .everyone)
+            object.propertiesChanged(["Shaking"], to: .everyone)
             Thread.sleep(forTimeInterval: 0.2)
             let messages = collected.withLock { $0 }.split(separator: "\n").compactMap {
                 (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
@@ -162,7 +187,9 @@ struct BusObjectTests {
         #expect {
             _ = try BusObject(
                 address: "unix:path=/nonexistent/bus", name: Self.name, path: Self.path, interface: Self.interface,
-                handlers: .init(bool: { _ in nil }, string: { _ in nil }, call: { _, _ in false }, nameGone: { _ in }),
+                handlers: .init(
+                    mayRead: { _ in false }, bool: { _ in nil }, string: { _ in nil }, call: { _, _ in false },
+                    nameGone: { _ in }),
                 logger: logger)
         } throws: { error in
             "\(error)".hasPrefix("connecting to unix:path=/nonexistent/bus: ")
@@ -211,8 +238,8 @@ struct BusObjectTests {
         var object: BusObject? = try BusObject(
             address: bus!.address, name: Self.name, path: Self.path, interface: Self.interface,
             handlers: .init(
-                bool: { _ in nil }, string: { _ in nil }, call: { _, _ in false }, nameGone: { _ in },
-                lost: { error in lost.withLock { $0.append("\(error)") } }),
+                mayRead: { _ in false }, bool: { _ in nil }, string: { _ in nil }, call: { _, _ in false },
+                nameGone: { _ in }, lost: { error in lost.withLock { $0.append("\(error)") } }),
             logger: logger)
         bus = nil  // dbus-daemon is killed.
         #expect(Self.eventually { !lost.withLock { $0 }.isEmpty })

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Listen to shake gestures from shaked over D-Bus (docs/dbus.md), with python3-dbus.
 
-Claims the sensor (so that the daemon captures while this runs), prints every Shake signal, and releases the claim
-on exit; the daemon also releases it if this process dies. When the daemon restarts, the claim is made again as
-soon as the name has an owner. DBUS_SYSTEM_BUS_ADDRESS points it at another bus than the system's.
+Claims the sensor (so that the daemon captures while this runs, and, when access.subscribe is not `everyone`, sends
+its Shake signals here), prints every Shake signal, and releases the claim on exit; the daemon also releases it if
+this process dies. When the daemon restarts, the claim is made again as soon as the name has an owner.
+DBUS_SYSTEM_BUS_ADDRESS points it at another bus than the system's.
+
+Only signals whose sender is the owner of io.github.shaked.Shake1 are acted on: any program on the bus can send a
+signal with the same path, interface and member (the shipped bus policy refuses it on the system bus, but a
+listener should not rely on the policy being installed), and the sender is the one thing it cannot forge.
 
     python3 shake_dbus.py [--count N]
 
@@ -65,7 +70,9 @@ def main():
         if options.count and state["events"] >= options.count:
             loop.quit()
 
-    bus.add_signal_receiver(on_shake, signal_name="Shake", dbus_interface=INTERFACE, path=PATH)
+    # bus_name: only signals from the name's owner (python3-dbus follows the owner as it changes); any other
+    # sender's Shake is never delivered to on_shake.
+    bus.add_signal_receiver(on_shake, signal_name="Shake", dbus_interface=INTERFACE, path=PATH, bus_name=NAME)
     # A daemon that (re)starts takes the name: claim again.
     bus.watch_name_owner(NAME, lambda owner: owner and claim(owner))
     claim()
