@@ -45,6 +45,17 @@ extension Evaluation {
         if !fallsFired.isEmpty {
             lines.append("    fired: \(fallsFired.joined(separator: ", "))")
         }
+        if continuousShakes > 0 {
+            lines.append(
+                "  continuous shaking began within \(number(Self.continuousWindow, 0)) s \(percent(continuousShare))"
+                    + " (\(continuousBegan)/\(continuousShakes)), \(seconds(continuousLatency))")
+            for missed in continuousMissed {
+                lines.append("    not in time: \(missed.file): \(missed.outcome)")
+            }
+        }
+        if waves > 0 {
+            lines.append("  waves firing            \(wavesFiring)/\(waves), began on \(wavesBegan)/\(waves)")
+        }
         lines.append("  began after shake start \(seconds(beganLatency))")
         lines.append("  ended after shake end   \(seconds(endedLatency))")
         if !rejections.isEmpty {
@@ -97,6 +108,10 @@ extension Evaluation {
                 writer.add(name, rawJSON: "null")
             }
         }
+        writer.add("continuous_shakes", continuousShakes)
+        writer.add("continuous_began_in_time", continuousBegan)
+        writer.add("waves", waves)
+        writer.add("waves_firing", wavesFiring)
         writer.add("not_a_shake_by_detail", rawJSON: Self.countsJSON(rejections))
         writer.add(
             "not_a_shake_by_activity",
@@ -124,6 +139,10 @@ extension Evaluation {
             ("false shakes per hour of daily living", { fixed($0.falseShakesPerHour, 2) }),
             ("began per hour of daily living", { fixed($0.beganPerHour, 1) }),
             ("falls firing", { "\(percent($0.fallShare)) (\($0.fallsFiring)/\($0.falls))" }),
+            (
+                "continuous shaking began within 2 s",
+                { "\(percent($0.continuousShare)) (\($0.continuousBegan)/\($0.continuousShakes))" }
+            ),
             ("began after the shake starts, median", { median($0.beganLatency) }),
             ("ended after the shake ends, median", { median($0.endedLatency) }),
             ("not_a_shake cancellations", { "\($0.rejections.values.reduce(0, +))" }),

@@ -15,11 +15,13 @@ struct EvalCommand: AsyncParsableCommand {
         abstract: "Score the detector on a labelled corpus of recordings.",
         discussion: """
             DIR holds manifest.csv (file,dataset,kind,activity,label_start,label_end,rate; kinds shake, \
-            gesture, adl, fall) and the traces it names. Each recording runs through a fresh detector. \
+            gesture, adl, fall, shake-continuous, wave) and the traces it names. Each recording runs through a fresh detector. \
             Reported: shake recall (an 'ended' within [label_start - 0.25 s, label_end + 1.5 s]), extra events \
             on shake clips, the share of other gestures that fire, false shakes and 'began' events per hour of \
             daily living (by dataset and by activity, worst first), the share of falls that fire, and latency \
-            ('began' after the labelled start, 'ended' after the labelled end: median and 90th percentile), and \
+            ('began' after the labelled start, 'ended' after the labelled end: median and 90th percentile), \
+            continuous shaking that reports 'began' within 2 s of its start (and how the others ended), the \
+            waves that fire (counted apart from the other gestures), and \
             the 'not_a_shake' cancellations by the test that failed, overall and by activity. Activity codes of \
             corpora it knows (SisFall, MobiFall and MobiAct) are explained.
 
