@@ -72,6 +72,38 @@ extension Evaluation {
         return lines.joined(separator: "\n")
     }
 
+    /// The near-miss view: for each shake not taken and each other motion that fired, how each of its motions was
+    /// decided: which test decided, the measured value against the limit, and the margin (the room on the
+    /// passing side, as a share of the limit: negative failed).
+    public func nearMissReport() -> String {
+        var lines = ["near misses (test: value / limit, margin):"]
+        if nearMisses.isEmpty { lines.append("  none") }
+        for miss in nearMisses {
+            lines.append("  \(miss.file): \(miss.what)")
+            if miss.decisions.isEmpty {
+                lines.append("    nothing followed as a possible shake (no stroke past the threshold began one)")
+            }
+            for decision in miss.decisions {
+                var line =
+                    "    \(fixed(decision.time, 2)) s \(decision.isShake ? "shake" : "not a shake")"
+                    + "\(decision.reported ? "" : " (silent)"), \(decision.reversals) counted: "
+                    + Self.describe(decision.decisive)
+                if let rejected = decision.lastRejected, rejected != decision.decisive {
+                    line += "; last rejected: " + Self.describe(rejected)
+                }
+                lines.append(line)
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `weak 0.52 / 0.70 (-26%)`.
+    static func describe(_ margin: ShakeDetector.Margin) -> String {
+        let percent = (margin.relative * 100).rounded() + 0  // no minus zero
+        return "\(margin.test.rawValue) \(fixed(margin.value, 2)) / \(fixed(margin.limit, 2))"
+            + " (\(percent >= 0 ? "+" : "")\(fixed(percent, 0))%)"
+    }
+
     /// The evaluation as one JSON object.
     public func json(sensitivity: String, corpus: String) -> String {
         var writer = JSONObjectWriter()

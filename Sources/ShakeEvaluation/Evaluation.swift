@@ -18,11 +18,18 @@ public struct Evaluation: Sendable {
         public var events: [ShakeEvent]
         /// Seconds of recording.
         public var duration: Double
+        /// How each motion the detector followed was decided (``ShakeDetector/lastDecision``), for the near-miss
+        /// view.
+        public var decisions: [ShakeDetector.Decision]
 
-        public init(recording: Corpus.Recording, events: [ShakeEvent], duration: Double) {
+        public init(
+            recording: Corpus.Recording, events: [ShakeEvent], duration: Double,
+            decisions: [ShakeDetector.Decision] = []
+        ) {
             self.recording = recording
             self.events = events
             self.duration = duration
+            self.decisions = decisions
         }
 
         var endedCount: Int { events.filter { $0.phase == .ended }.count }
@@ -78,6 +85,9 @@ public struct Evaluation: Sendable {
     public var continuousMissed: [(file: String, outcome: String)] = []
     /// `began` after the start of continuous shaking, for those that began in time.
     public var continuousLatency: Latency?
+    /// The near misses: for each shake not taken (and continuous shaking not begun in time) and each gesture,
+    /// wave, fall or stretch of daily living that fired, the recording and how its motions were decided.
+    public var nearMisses: [(file: String, what: String, decisions: [ShakeDetector.Decision])] = []
     public var waves = 0
     public var wavesFiring = 0
     public var wavesBegan = 0
@@ -131,6 +141,7 @@ public struct Evaluation: Sendable {
                 extraEventsOnShakes += outcome.endedCount - (matched == nil ? 0 : 1)
                 guard let matched else {
                     missedShakes.append(recording.file)
+                    nearMisses.append((recording.file, "shake not taken", outcome.decisions))
                     continue
                 }
                 shakesCaught += 1
@@ -143,12 +154,18 @@ public struct Evaluation: Sendable {
                 var group =
                     gestureGroups[recording.activity] ?? GroupShare(name: recording.activity, fired: 0, total: 0)
                 group.total += 1
-                if outcome.endedCount > 0 { group.fired += 1 }
+                if outcome.endedCount > 0 {
+                    group.fired += 1
+                    nearMisses.append((recording.file, "gesture fired", outcome.decisions.filter(\.isShake)))
+                }
                 gestureGroups[recording.activity] = group
             case .adl:
                 let hours = outcome.duration / 3600
                 adlHours += hours
                 falseShakes += outcome.endedCount
+                if outcome.endedCount > 0 {
+                    nearMisses.append((recording.file, "daily living fired", outcome.decisions.filter(\.isShake)))
+                }
                 adlBegan += outcome.beganCount
                 for (key, name) in [(recording.dataset, "dataset"), (recording.activity, "activity")] {
                     var group =
@@ -171,16 +188,21 @@ public struct Evaluation: Sendable {
                     continuousLatencies.append(began.time - start)
                 } else {
                     continuousMissed.append((recording.file, Self.outcomeSummary(outcome.events)))
+                    nearMisses.append((recording.file, "continuous shaking not begun in time", outcome.decisions))
                 }
             case .wave:
                 waves += 1
-                if outcome.endedCount > 0 { wavesFiring += 1 }
+                if outcome.endedCount > 0 {
+                    wavesFiring += 1
+                    nearMisses.append((recording.file, "wave fired", outcome.decisions.filter(\.isShake)))
+                }
                 if outcome.beganCount > 0 { wavesBegan += 1 }
             case .fall:
                 falls += 1
                 if outcome.endedCount > 0 {
                     fallsFiring += 1
                     fallsFired.append(recording.file)
+                    nearMisses.append((recording.file, "fall fired", outcome.decisions.filter(\.isShake)))
                 }
             }
         }

@@ -69,6 +69,35 @@ struct EvaluationTests {
         #expect(report.contains("waves firing            1/2, began on 1/2"))
     }
 
+    @Test func nearMissesListShakesNotTakenAndGesturesThatFired() {
+        let weak = ShakeDetector.Margin(test: .weak, value: 0.56, limit: 0.7)
+        let duty = ShakeDetector.Margin(test: .duty, value: 0.63, limit: 0.6)
+        let missed = ShakeDetector.Decision(
+            time: 3.2, reported: false, isShake: false, decisive: weak, lastRejected: weak, reversals: 1)
+        let fired = ShakeDetector.Decision(
+            time: 4.5, reported: true, isShake: true, decisive: duty, lastRejected: weak, reversals: 2)
+        let gesture = Corpus.Recording(file: "g.csv", dataset: "d", kind: .gesture, activity: "move-left")
+        let outcomes = [
+            Evaluation.Outcome(recording: shake("s.csv"), events: [], duration: 5, decisions: [missed]),
+            Evaluation.Outcome(recording: shake("t.csv"), events: [], duration: 5),
+            Evaluation.Outcome(
+                recording: gesture, events: ended(began: 3, at: 4.5), duration: 5, decisions: [missed, fired]),
+            // A gesture that did not fire is no near miss.
+            Evaluation.Outcome(recording: gesture, events: [], duration: 5, decisions: [missed]),
+        ]
+        let report = Evaluation(outcomes: outcomes).nearMissReport()
+        #expect(
+            report == """
+                near misses (test: value / limit, margin):
+                  s.csv: shake not taken
+                    3.20 s not a shake (silent), 1 counted: weak 0.56 / 0.70 (-20%)
+                  t.csv: shake not taken
+                    nothing followed as a possible shake (no stroke past the threshold began one)
+                  g.csv: gesture fired
+                    4.50 s shake, 2 counted: duty 0.63 / 0.60 (+5%); last rejected: weak 0.56 / 0.70 (-20%)
+                """)
+    }
+
     @Test func cancellationsAreCountedByDetailAndActivity() {
         func cancelled(_ detail: ShakeEvent.Rejection?, reason: ShakeEvent.CancelReason = .notAShake) -> [ShakeEvent] {
             [.began(time: 1), .cancelled(time: 2, began: 1, reason: reason, detail: detail)]
