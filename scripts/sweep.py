@@ -18,7 +18,8 @@ by those properties (direction, orientation, force, iteration; strokes and lengt
 The recall guard: the brisk rows (324 shakes each: 1, 1.5 or 2 back-and-forths from rest in 0.3-0.6 s, 1.8-4 g at
 the turning points, every direction and holding, at 50, 100 and 200 Hz) and the gentle rows (144 each: a phone shaken
 for 2-3 s at 2.4-3.8 g, 25, 30 and 60 Hz, with jittered times and repeated samples; taken when `began` comes within
-2 s and no `not_a_shake` follows). `--floors FILE` compares `medium` with the checked-in floors (`make sweep` does):
+2 s and no `not_a_shake` follows). A second table gives, per row and preset, the median time from a taken shake's
+start to its `began`. `--floors FILE` compares `medium` with the checked-in floors (`make sweep` does):
 a detector change may raise a floor, never lower one.
 """
 import argparse
@@ -27,6 +28,7 @@ import concurrent.futures
 import itertools
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -170,6 +172,7 @@ def main():
                     sys.exit(f"sweep: {' '.join(result.args)}: {result.stderr.strip()}")
 
         taken = {}  # (preset, path) -> bool
+        latency = {}  # (preset, path) -> seconds from the shake's start to its began, for the shakes taken
         for preset in presets:
             detect = [args.shakectl, "detect", "--sensitivity", preset]
             if args.config:
@@ -192,6 +195,7 @@ def main():
                     elif event.get("reason") == "not_a_shake":
                         rejected[event["source"]].append(event["time"])
             for row, _, path, start in traces:
+                first_began = next((time for time in began[path] if time > start - 0.25), None)
                 if criteria[row] == "began":
                     first = next((time for time in began[path] if time > start - 0.25), None)
                     taken[(preset, path)] = (
@@ -199,6 +203,8 @@ def main():
                         and not any(time > first for time in rejected[path]))
                 else:
                     taken[(preset, path)] = any(time > start for time in ended[path])
+                if taken[(preset, path)] and first_began is not None:
+                    latency[(preset, path)] = first_began - start
 
     def count(preset, selected):
         return sum(taken[(preset, t[2])] for t in selected), len(selected)
@@ -216,6 +222,14 @@ def main():
             if row in floors and "medium" in presets and count("medium", selected)[0] < floors[row]:
                 below.append(f"{row}: medium takes {count('medium', selected)[0]}, its floor is {floors[row]}")
         print(f"{row:<{width}}  " + "  ".join(figures) + floor + f"  {what}")
+    print(f"\nbegan after the shake's start, median of the shakes taken (s)")
+    for row, _, _, _, _ in rows:
+        selected = [t for t in traces if t[0] == row]
+        cells = []
+        for p in presets:
+            values = sorted(latency[(p, t[2])] for t in selected if (p, t[2]) in latency)
+            cells.append(f"{statistics.median(values):9.2f}" if values else f"{'-':>9}")
+        print(f"{row:<{width}}  " + "  ".join(cells))
     keys = [k for k in args.by.split(",") if k]
     for row, _, _, _, _ in rows:
         if not keys:
