@@ -450,9 +450,6 @@ public struct ShakeDetector: Sendable {
                 return report(at: time)
             }
             if lastMotion - began > settings.tooLong {
-                decide(
-                    at: time, isShake: false,
-                    failed: Margin(test: .tooLong, value: lastMotion - began, limit: settings.tooLong, atLeast: false))
                 return cancel(at: time, reason: .tooLong, then: .calming)
             }
             if time - lastMotion >= settings.quietTime {
@@ -460,11 +457,6 @@ public struct ShakeDetector: Sendable {
             }
             if hasStroke, time - strokeStart > settings.maxHalfPeriod + Self.strokeGrace {
                 // Still moving, but no longer oscillating: carried, not shaken.
-                decide(
-                    at: time, isShake: false,
-                    failed: Margin(
-                        test: .carried, value: time - strokeStart, limit: settings.maxHalfPeriod + Self.strokeGrace,
-                        atLeast: false))
                 return cancel(at: time, reason: .notAShake, detail: .carried, then: .calming)
             }
             return nil
@@ -758,6 +750,19 @@ public struct ShakeDetector: Sendable {
     private mutating func cancel(
         at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil, then next: Mode
     ) -> ShakeEvent? {
+        if case .shaking(let began) = mode {
+            if reason == .tooLong {
+                decide(
+                    at: time, isShake: false,
+                    failed: Margin(test: .tooLong, value: lastMotion - began, limit: settings.tooLong, atLeast: false))
+            } else if detail == .carried {
+                decide(
+                    at: time, isShake: false,
+                    failed: Margin(
+                        test: .carried, value: time - strokeStart, limit: settings.maxHalfPeriod + Self.strokeGrace,
+                        atLeast: false))
+            }
+        }
         mode = next
         resetStrokes()
         guard isReported else { return nil }
