@@ -21,6 +21,8 @@ public struct ShakeDetector: Sendable {
         public var began = 0
         public var ended = 0
         public var cancelled = 0
+        /// Motions decided (``lastDecision``), reported or followed silently.
+        public var decided = 0
 
         public init() {}
     }
@@ -156,6 +158,88 @@ public struct ShakeDetector: Sendable {
         case rejected(ShakeEvent.Rejection)
     }
 
+    /// How the last motion the detector followed as a possible shake was decided: which test decided and by how
+    /// much. Set only when a motion is decided (never per sample), reported or not, for the person tuning the
+    /// detector (`shakectl eval --near-misses`); ``Counters/decided`` counts them.
+    public private(set) var lastDecision: Decision?
+
+    /// A test and how the motion measured against it.
+    public struct Margin: Sendable, Hashable {
+        public enum Test: String, Sendable, Hashable, CaseIterable {
+            /// Counted reversals against `reversals`.
+            case reversals
+            /// A reversal's half period, s, against the shortest a hand makes (`ringing`).
+            case ringing
+            /// A stroke's impulse, m/s, against `min_impulse`.
+            case weak
+            /// The weaker of two strokes' peaks over the stronger, against `symmetry`.
+            case lopsided
+            /// How straight back a stroke came: minus the cosine between two strokes' peak directions, against 0.7.
+            case askew
+            /// The impulse, m/s, a stroke gave the device after a good reversal, against what swings it back.
+            case oneWay = "one_way"
+            /// The first stroke's impulse against half the speed the second carried the device back with, m/s.
+            case displaced
+            /// Counted reversals against the rejected ones plus one.
+            case balance
+            /// The share of the shake's time above half the threshold, against `min_duty`.
+            case duty
+            /// The coefficient of variation of the half periods, against `max_irregularity`.
+            case rhythm
+            /// The device fell freely: it read under 0.3 g for 0.1 s (the value) or more, where a hand allows none.
+            case freeFall = "free_fall"
+            /// Seconds since the last stroke began, against `max_half_period` plus 0.4 s (`carried`).
+            case carried
+            /// Seconds of motion, against `too_long`.
+            case tooLong = "too_long"
+        }
+        public var test: Test
+        public var value: Double
+        public var limit: Double
+        /// Whether the test asks for at least the limit (else at most).
+        public var atLeast: Bool
+        public var passes: Bool { atLeast ? value >= limit : value <= limit }
+        /// How far the value is on the passing side of the limit, as a share of the limit: negative fails.
+        public var relative: Double {
+            let room = atLeast ? value - limit : limit - value
+            return limit != 0 ? room / abs(limit) : room
+        }
+
+        public init(test: Test, value: Double, limit: Double, atLeast: Bool = true) {
+            self.test = test
+            self.value = value
+            self.limit = limit
+            self.atLeast = atLeast
+        }
+    }
+
+    /// A motion decided: a shake (`ended`), or not, reported or followed silently.
+    public struct Decision: Sendable, Hashable {
+        public var time: Double
+        /// Whether `began` was reported for it.
+        public var reported: Bool
+        /// Whether it was a shake.
+        public var isShake: Bool
+        /// For a motion that was not a shake: the test it failed (whose margin is negative). For a shake: the
+        /// test it passed by the least.
+        public var decisive: Margin
+        /// The last reversal that was rejected (or never swung back), and by how much.
+        public var lastRejected: Margin?
+        /// Counted reversals.
+        public var reversals: Int
+
+        public init(
+            time: Double, reported: Bool, isShake: Bool, decisive: Margin, lastRejected: Margin?, reversals: Int
+        ) {
+            self.time = time
+            self.reported = reported
+            self.isShake = isShake
+            self.decisive = decisive
+            self.lastRejected = lastRejected
+            self.reversals = reversals
+        }
+    }
+
     // Derived from the settings.
     private var thresholdSquared = 0.0
     private var dutySquared = 0.0
@@ -219,6 +303,8 @@ public struct ShakeDetector: Sendable {
     private var closedUpward = false
     private var rejectedReversals = 0
     private var lastRejection: ShakeEvent.Rejection?
+    /// How the last rejected reversal failed (for ``lastDecision``; set only at a rejection).
+    private var lastRejectedMargin: Margin?
     /// Good reversals since the shake's first stroke, and the impulses, m/s, of the strokes the first two closed
     /// (`backSwing`).
     private var acceptedReversals = 0
@@ -498,6 +584,7 @@ public struct ShakeDetector: Sendable {
             levelReversals = 0
             rejectedReversals = 0
             lastRejection = nil
+            lastRejectedMargin = nil
             acceptedReversals = 0
         }
     }
@@ -581,6 +668,7 @@ public struct ShakeDetector: Sendable {
         if pending {
             // The stroke that is ending never swung the device back: its reversal does not count.
             lastRejection = .oneWay
+            lastRejectedMargin = Margin(test: .oneWay, value: strokeImpulse, limit: pendingImpulse)
         }
         let isFirst = previousPeakLength == 0
         var rejection: ShakeEvent.Rejection?
@@ -604,6 +692,7 @@ public struct ShakeDetector: Sendable {
         weakStart = startsWeak
         if let rejection {
             lastRejection = rejection
+            lastRejectedMargin = margin(of: rejection, half: half)
             if !startsWeak { rejectedReversals += 1 }
             mark(.rejected(rejection), at: time)
         } else {
@@ -661,6 +750,19 @@ public struct ShakeDetector: Sendable {
     private mutating func cancel(
         at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil, then next: Mode
     ) -> ShakeEvent? {
+        if case .shaking(let began) = mode {
+            if reason == .tooLong {
+                decide(
+                    at: time, isShake: false,
+                    failed: Margin(test: .tooLong, value: lastMotion - began, limit: settings.tooLong, atLeast: false))
+            } else if detail == .carried {
+                decide(
+                    at: time, isShake: false,
+                    failed: Margin(
+                        test: .carried, value: time - strokeStart, limit: settings.maxHalfPeriod + Self.strokeGrace,
+                        atLeast: false))
+            }
+        }
         mode = next
         resetStrokes()
         guard isReported else { return nil }
@@ -684,19 +786,78 @@ public struct ShakeDetector: Sendable {
         // A shake's half-cycles are alike: most of its reversals pass. Steps and stumbles mix counted reversals
         // with as many rejected ones.
         if rejectedReversals >= goodReversals { return lastRejection ?? .irregular }
-        // The quiet time that ended the shake is not part of it, nor the hand settling before it.
-        let quiet = max(0, time - lastMotion)
-        let settling =
-            goodReversals > settings.reversals ? min(Self.settleTime, max(0, lastMotion - lastActive)) : 0
-        let shakingTime = dutyTime - quiet - settling
-        let duty = shakingTime > 0 ? min(1, dutyActive / shakingTime) : 0
-        if duty < settings.minDuty { return .lowDuty }
+        if duty(at: time) < settings.minDuty { return .lowDuty }
         if halves.irregularity > settings.maxIrregularity { return .irregular }
         return nil
     }
 
+    /// The share of the shake's time that the motion was strong. The quiet time that ended the shake is not part
+    /// of it, nor the hand settling before it.
+    private func duty(at time: Double) -> Double {
+        let quiet = max(0, time - lastMotion)
+        let settling =
+            goodReversals > settings.reversals ? min(Self.settleTime, max(0, lastMotion - lastActive)) : 0
+        let shakingTime = dutyTime - quiet - settling
+        return shakingTime > 0 ? min(1, dutyActive / shakingTime) : 0
+    }
+
+    /// How a rejected reversal's stroke measured against the test it failed. Asked only at a rejection.
+    private func margin(of rejection: ShakeEvent.Rejection, half: Double) -> Margin? {
+        switch rejection {
+        case .ringing: return Margin(test: .ringing, value: half, limit: Self.minHalfPeriod)
+        case .weak: return Margin(test: .weak, value: strokeImpulse, limit: settings.minImpulse)
+        case .lopsided:
+            return Margin(
+                test: .lopsided,
+                value: min(strokePeakLength, previousPeakLength) / max(strokePeakLength, previousPeakLength),
+                limit: settings.symmetry)
+        case .askew:
+            return Margin(test: .askew, value: -previousDirection.dot(strokeDirection), limit: -Self.straightBack)
+        default: return nil
+        }
+    }
+
+    /// Records how the motion that is ending was decided (``lastDecision``): the test that failed, in the order
+    /// ``rejection(at:ending:)`` asks them, or for a shake the one it passed by the least. Asked once a motion.
+    private mutating func decide(at time: Double, isShake: Bool, failed: Margin? = nil) {
+        var decisive = failed
+        if decisive == nil {
+            var tests = [Margin?](repeating: nil, count: 5)
+            tests[0] = Margin(test: .reversals, value: Double(goodReversals), limit: Double(settings.reversals))
+            if goodReversals == 2, !firstDownward {
+                tests[1] = Margin(
+                    test: .displaced, value: firstImpulse, limit: Self.backSwing * (secondImpulse - firstImpulse))
+            }
+            tests[2] = Margin(test: .balance, value: Double(goodReversals), limit: Double(rejectedReversals + 1))
+            tests[3] = Margin(test: .duty, value: duty(at: time), limit: settings.minDuty)
+            tests[4] = Margin(
+                test: .rhythm, value: halves.irregularity, limit: settings.maxIrregularity, atLeast: false)
+            if fell {
+                // It read under 0.3 g for at least `freeFallTime` (how much longer is not kept).
+                decisive = Margin(test: .freeFall, value: Self.freeFallTime, limit: 0, atLeast: false)
+            } else if goodReversals < settings.reversals, pending {
+                // Too few reversals: the last stroke never swung back...
+                decisive = Margin(test: .oneWay, value: strokeImpulse, limit: pendingImpulse)
+            } else if goodReversals < settings.reversals, let lastRejectedMargin {
+                // ...or the last reversal rejected decided.
+                decisive = lastRejectedMargin
+            } else if let first = tests.first(where: { $0.map { !$0.passes } ?? false }) {
+                decisive = first
+            } else {
+                decisive = tests.compactMap { $0 }.min { $0.relative < $1.relative }
+            }
+        }
+        guard let decisive else { return }
+        counters.decided += 1
+        lastDecision = Decision(
+            time: time, reported: isReported, isShake: isShake, decisive: decisive, lastRejected: lastRejectedMargin,
+            reversals: goodReversals)
+    }
+
     private mutating func finishShake(at time: Double) -> ShakeEvent? {
-        if let rejection = rejection(at: time) {
+        let failed = rejection(at: time)
+        decide(at: time, isShake: failed == nil)
+        if let rejection = failed {
             return cancel(
                 at: time, reason: .notAShake, detail: rejection, then: .refractory(until: time + settings.refractory))
         }

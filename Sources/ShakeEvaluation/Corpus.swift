@@ -14,6 +14,11 @@ public struct Corpus: Sendable {
         case adl
         /// A fall.
         case fall
+        /// Continuous shaking between `labelStart` and `labelEnd`, longer than a shake may last: a `began` within
+        /// ``Evaluation/continuousWindow`` of the start is right, and so is `too_long` past the cutoff.
+        case shakeContinuous = "shake-continuous"
+        /// Waving the device or the hand: like a shake, counted apart from the other gestures.
+        case wave
     }
 
     /// One row of the manifest.
@@ -80,7 +85,9 @@ public struct Corpus: Sendable {
             guard let kind = Kind(rawValue: fields[2]) else {
                 throw TraceError(
                     file: source, line: index + 1,
-                    message: "unknown kind '\(fields[2])'; kinds: shake, gesture, adl, fall")
+                    message:
+                        "unknown kind '\(fields[2])'; kinds: "
+                        + Kind.allCases.map(\.rawValue).joined(separator: ", "))
             }
             func number(_ field: String, _ name: String) throws(TraceError) -> Double? {
                 if field.isEmpty { return nil }
@@ -93,7 +100,7 @@ public struct Corpus: Sendable {
                 file: fields[0], dataset: fields[1], kind: kind, activity: fields[3],
                 labelStart: try number(fields[4], "label_start"), labelEnd: try number(fields[5], "label_end"),
                 rate: try number(fields[6], "rate"))
-            if kind == .shake, recording.labelStart == nil || recording.labelEnd == nil {
+            if kind == .shake || kind == .shakeContinuous, recording.labelStart == nil || recording.labelEnd == nil {
                 throw TraceError(file: source, line: index + 1, message: "a shake needs label_start and label_end")
             }
             recordings.append(recording)

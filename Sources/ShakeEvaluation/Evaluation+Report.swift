@@ -45,6 +45,17 @@ extension Evaluation {
         if !fallsFired.isEmpty {
             lines.append("    fired: \(fallsFired.joined(separator: ", "))")
         }
+        if continuousShakes > 0 {
+            lines.append(
+                "  continuous shaking began within \(number(Self.continuousWindow, 0)) s \(percent(continuousShare))"
+                    + " (\(continuousBegan)/\(continuousShakes)), \(seconds(continuousLatency))")
+            for missed in continuousMissed {
+                lines.append("    not in time: \(missed.file): \(missed.outcome)")
+            }
+        }
+        if waves > 0 {
+            lines.append("  waves firing            \(wavesFiring)/\(waves), began on \(wavesBegan)/\(waves)")
+        }
         lines.append("  began after shake start \(seconds(beganLatency))")
         lines.append("  ended after shake end   \(seconds(endedLatency))")
         if !rejections.isEmpty {
@@ -59,6 +70,38 @@ extension Evaluation {
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The near-miss view: for each shake not taken and each other motion that fired, how each of its motions was
+    /// decided: which test decided, the measured value against the limit, and the margin (the room on the
+    /// passing side, as a share of the limit: negative failed).
+    public func nearMissReport() -> String {
+        var lines = ["near misses (test: value / limit, margin):"]
+        if nearMisses.isEmpty { lines.append("  none") }
+        for miss in nearMisses {
+            lines.append("  \(miss.file): \(miss.what)")
+            if miss.decisions.isEmpty {
+                lines.append("    nothing followed as a possible shake (no stroke past the threshold began one)")
+            }
+            for decision in miss.decisions {
+                var line =
+                    "    \(fixed(decision.time, 2)) s \(decision.isShake ? "shake" : "not a shake")"
+                    + "\(decision.reported ? "" : " (silent)"), \(decision.reversals) counted: "
+                    + Self.describe(decision.decisive)
+                if let rejected = decision.lastRejected, rejected != decision.decisive {
+                    line += "; last rejected: " + Self.describe(rejected)
+                }
+                lines.append(line)
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `weak 0.52 / 0.70 (-26%)`.
+    static func describe(_ margin: ShakeDetector.Margin) -> String {
+        let percent = (margin.relative * 100).rounded() + 0  // no minus zero
+        return "\(margin.test.rawValue) \(fixed(margin.value, 2)) / \(fixed(margin.limit, 2))"
+            + " (\(percent >= 0 ? "+" : "")\(fixed(percent, 0))%)"
     }
 
     /// The evaluation as one JSON object.
@@ -97,6 +140,10 @@ extension Evaluation {
                 writer.add(name, rawJSON: "null")
             }
         }
+        writer.add("continuous_shakes", continuousShakes)
+        writer.add("continuous_began_in_time", continuousBegan)
+        writer.add("waves", waves)
+        writer.add("waves_firing", wavesFiring)
         writer.add("not_a_shake_by_detail", rawJSON: Self.countsJSON(rejections))
         writer.add(
             "not_a_shake_by_activity",
@@ -124,6 +171,10 @@ extension Evaluation {
             ("false shakes per hour of daily living", { fixed($0.falseShakesPerHour, 2) }),
             ("began per hour of daily living", { fixed($0.beganPerHour, 1) }),
             ("falls firing", { "\(percent($0.fallShare)) (\($0.fallsFiring)/\($0.falls))" }),
+            (
+                "continuous shaking began within 2 s",
+                { "\(percent($0.continuousShare)) (\($0.continuousBegan)/\($0.continuousShakes))" }
+            ),
             ("began after the shake starts, median", { median($0.beganLatency) }),
             ("ended after the shake ends, median", { median($0.endedLatency) }),
             ("not_a_shake cancellations", { "\($0.rejections.values.reduce(0, +))" }),

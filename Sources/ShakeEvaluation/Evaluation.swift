@@ -7,7 +7,10 @@ public import ShakeDetection
 ///   latencies are the `began` before that `ended` minus `label_start`, and the `ended` minus `label_end`;
 ///   every other `ended` on a shake clip is an extra event;
 /// - a gesture or a fall fires when it has any `ended`;
-/// - false shakes per hour are the `ended` events on daily-living recordings over their total duration.
+/// - false shakes per hour are the `ended` events on daily-living recordings over their total duration;
+/// - continuous shaking begins in time when a `began` falls within `[label_start - 0.25 s, label_start + 2 s]`
+///   (an `ended` or a `too_long` after it is right too: it is longer than a shake may last);
+/// - a wave fires, as a gesture does, when it has any `ended`; it is counted apart from the other gestures.
 public struct Evaluation: Sendable {
     /// What the detector did on one recording.
     public struct Outcome: Sendable {
@@ -15,11 +18,18 @@ public struct Evaluation: Sendable {
         public var events: [ShakeEvent]
         /// Seconds of recording.
         public var duration: Double
+        /// How each motion the detector followed was decided (``ShakeDetector/lastDecision``), for the near-miss
+        /// view.
+        public var decisions: [ShakeDetector.Decision]
 
-        public init(recording: Corpus.Recording, events: [ShakeEvent], duration: Double) {
+        public init(
+            recording: Corpus.Recording, events: [ShakeEvent], duration: Double,
+            decisions: [ShakeDetector.Decision] = []
+        ) {
             self.recording = recording
             self.events = events
             self.duration = duration
+            self.decisions = decisions
         }
 
         var endedCount: Int { events.filter { $0.phase == .ended }.count }
@@ -66,6 +76,21 @@ public struct Evaluation: Sendable {
     public var fallsFired: [String] = []
     public var beganLatency: Latency?
     public var endedLatency: Latency?
+    /// Recordings of continuous shaking, and those whose shaking reported `began` within ``continuousWindow`` of
+    /// its start.
+    public var continuousShakes = 0
+    public var continuousBegan = 0
+    /// For each continuous shaking that did not begin in time: its file and what the detector did
+    /// (``outcomeSummary(_:)``).
+    public var continuousMissed: [(file: String, outcome: String)] = []
+    /// `began` after the start of continuous shaking, for those that began in time.
+    public var continuousLatency: Latency?
+    /// The near misses: for each shake not taken (and continuous shaking not begun in time) and each gesture,
+    /// wave, fall or stretch of daily living that fired, the recording and how its motions were decided.
+    public var nearMisses: [(file: String, what: String, decisions: [ShakeDetector.Decision])] = []
+    public var waves = 0
+    public var wavesFiring = 0
+    public var wavesBegan = 0
     /// `not_a_shake` cancellations by the test that failed (their `detail`), over every recording.
     public var rejections: [ShakeEvent.Rejection: Int] = [:]
     /// The same, by activity (gesture name or activity code), for the activities that had any.
@@ -79,6 +104,12 @@ public struct Evaluation: Sendable {
     public var falseShakesPerHour: Double { adlHours > 0 ? Double(falseShakes) / adlHours : 0 }
     public var beganPerHour: Double { adlHours > 0 ? Double(adlBegan) / adlHours : 0 }
     public var fallShare: Double { falls > 0 ? Double(fallsFiring) / Double(falls) : 0 }
+    public var continuousShare: Double {
+        continuousShakes > 0 ? Double(continuousBegan) / Double(continuousShakes) : 0
+    }
+
+    /// How soon after the start of continuous shaking its `began` must come.
+    public static let continuousWindow = 2.0
 
     /// The window around a labelled shake in which its `ended` must fall.
     public static let windowBefore = 0.25
@@ -87,6 +118,7 @@ public struct Evaluation: Sendable {
     public init(outcomes: [Outcome]) {
         var beganLatencies: [Double] = []
         var endedLatencies: [Double] = []
+        var continuousLatencies: [Double] = []
         var gestureGroups: [String: GroupShare] = [:]
         var datasets: [String: GroupRate] = [:]
         var activities: [String: GroupRate] = [:]
@@ -109,6 +141,7 @@ public struct Evaluation: Sendable {
                 extraEventsOnShakes += outcome.endedCount - (matched == nil ? 0 : 1)
                 guard let matched else {
                     missedShakes.append(recording.file)
+                    nearMisses.append((recording.file, "shake not taken", outcome.decisions))
                     continue
                 }
                 shakesCaught += 1
@@ -121,12 +154,18 @@ public struct Evaluation: Sendable {
                 var group =
                     gestureGroups[recording.activity] ?? GroupShare(name: recording.activity, fired: 0, total: 0)
                 group.total += 1
-                if outcome.endedCount > 0 { group.fired += 1 }
+                if outcome.endedCount > 0 {
+                    group.fired += 1
+                    nearMisses.append((recording.file, "gesture fired", outcome.decisions.filter(\.isShake)))
+                }
                 gestureGroups[recording.activity] = group
             case .adl:
                 let hours = outcome.duration / 3600
                 adlHours += hours
                 falseShakes += outcome.endedCount
+                if outcome.endedCount > 0 {
+                    nearMisses.append((recording.file, "daily living fired", outcome.decisions.filter(\.isShake)))
+                }
                 adlBegan += outcome.beganCount
                 for (key, name) in [(recording.dataset, "dataset"), (recording.activity, "activity")] {
                     var group =
@@ -137,11 +176,33 @@ public struct Evaluation: Sendable {
                     group.began += outcome.beganCount
                     if name == "dataset" { datasets[key] = group } else { activities[key] = group }
                 }
+            case .shakeContinuous:
+                continuousShakes += 1
+                let start = recording.labelStart ?? 0
+                let began = outcome.events.first {
+                    $0.phase == .began && $0.time >= start - Self.windowBefore
+                        && $0.time <= start + Self.continuousWindow
+                }
+                if let began {
+                    continuousBegan += 1
+                    continuousLatencies.append(began.time - start)
+                } else {
+                    continuousMissed.append((recording.file, Self.outcomeSummary(outcome.events)))
+                    nearMisses.append((recording.file, "continuous shaking not begun in time", outcome.decisions))
+                }
+            case .wave:
+                waves += 1
+                if outcome.endedCount > 0 {
+                    wavesFiring += 1
+                    nearMisses.append((recording.file, "wave fired", outcome.decisions.filter(\.isShake)))
+                }
+                if outcome.beganCount > 0 { wavesBegan += 1 }
             case .fall:
                 falls += 1
                 if outcome.endedCount > 0 {
                     fallsFiring += 1
                     fallsFired.append(recording.file)
+                    nearMisses.append((recording.file, "fall fired", outcome.decisions.filter(\.isShake)))
                 }
             }
         }
@@ -153,6 +214,21 @@ public struct Evaluation: Sendable {
         gesturesFiring = gestureGroups.values.sorted { ($0.share, $1.name) > ($1.share, $0.name) }
         beganLatency = Self.latency(beganLatencies)
         endedLatency = Self.latency(endedLatencies)
+        continuousLatency = Self.latency(continuousLatencies)
+    }
+
+    /// What a recording's events came to, in a few words: `nothing`, or each event's phase with its reason and
+    /// detail (`began, cancelled not_a_shake carried`).
+    public static func outcomeSummary(_ events: [ShakeEvent]) -> String {
+        guard !events.isEmpty else { return "nothing" }
+        return events.map { event in
+            switch event {
+            case .began: "began"
+            case .ended: "ended"
+            case .cancelled(_, _, let reason, let detail):
+                "cancelled \(reason.rawValue)" + (detail.map { " \($0.rawValue)" } ?? "")
+            }
+        }.joined(separator: ", ")
     }
 
     static func latency(_ values: [Double]) -> Latency? {

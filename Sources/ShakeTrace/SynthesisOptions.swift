@@ -133,6 +133,9 @@ public struct SynthesisOptions: Sendable, Hashable {
     public var rate = 100.0
     /// Random variation of the sampling interval, as a share of it (0...0.5).
     public var jitter = 0.0
+    /// The share (0...0.9) of samples that repeat the reading before them, as a phone's app that polls the sensor
+    /// between two of its updates gets the last one again, with a new time.
+    public var repeats = 0.0
     /// Sensor noise, m/s² RMS per axis.
     public var noise = 0.05
     /// The sensor's full scale, in g: each axis clips at ± this (many phones and controllers read ±2 g). 0: no
@@ -170,6 +173,7 @@ public struct SynthesisOptions: Sendable, Hashable {
         try check(after.isFinite && (0...3600).contains(after), "after", "must be in 0...3600 seconds")
         try check(rate.isFinite && (1...4000).contains(rate), "rate", "must be in 1...4000 samples per second")
         try check(jitter.isFinite && (0...0.5).contains(jitter), "jitter", "must be in 0...0.5")
+        try check(repeats.isFinite && (0...0.9).contains(repeats), "repeats", "must be in 0...0.9")
         try check(noise.isFinite && (0...10).contains(noise), "noise", "must be in 0...10 m/s²")
         try check(
             range == 0 || (range.isFinite && (0.5...1000).contains(range)), "range", "must be 0 or in 0.5...1000 g")

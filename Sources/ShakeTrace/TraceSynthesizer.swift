@@ -31,6 +31,14 @@ public struct TraceSynthesizer: Sendable {
         let interval = 1 / options.rate
         var elapsed = 0.0
         while elapsed <= model.totalLength + 1e-9 {
+            // A repeated sample draws its chance only when repeats are asked for, so that other traces stay as
+            // they were for the same seed.
+            if options.repeats > 0, let last = samples.last, random.uniform(0...1) < options.repeats {
+                samples.append(Sample(time: options.start + elapsed, acceleration: last.acceleration))
+                let wobble = options.jitter > 0 ? random.uniform(-options.jitter...options.jitter) : 0
+                elapsed += interval * (1 + wobble)
+                continue
+            }
             var reading = model.acceleration(at: elapsed)
             if options.noise > 0 {
                 reading =

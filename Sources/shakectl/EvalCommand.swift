@@ -15,13 +15,20 @@ struct EvalCommand: AsyncParsableCommand {
         abstract: "Score the detector on a labelled corpus of recordings.",
         discussion: """
             DIR holds manifest.csv (file,dataset,kind,activity,label_start,label_end,rate; kinds shake, \
-            gesture, adl, fall) and the traces it names. Each recording runs through a fresh detector. \
+            gesture, adl, fall, shake-continuous, wave) and the traces it names. Each recording runs through a fresh detector. \
             Reported: shake recall (an 'ended' within [label_start - 0.25 s, label_end + 1.5 s]), extra events \
             on shake clips, the share of other gestures that fire, false shakes and 'began' events per hour of \
             daily living (by dataset and by activity, worst first), the share of falls that fire, and latency \
-            ('began' after the labelled start, 'ended' after the labelled end: median and 90th percentile), and \
+            ('began' after the labelled start, 'ended' after the labelled end: median and 90th percentile), \
+            continuous shaking that reports 'began' within 2 s of its start (and how the others ended), the \
+            waves that fire (counted apart from the other gestures), and \
             the 'not_a_shake' cancellations by the test that failed, overall and by activity. Activity codes of \
             corpora it knows (SisFall, MobiFall and MobiAct) are explained.
+
+            --near-misses adds, for each shake not taken (and continuous shaking not begun in time) and each \
+            gesture, wave, fall or stretch of daily living that fired, how each motion the detector followed \
+            was decided: the test that decided (for a shake, the one it passed by the least), the value \
+            against the limit, and the margin (negative: failed by that share of the limit).
 
             --compare A B scores two settings side by side, each a preset (light, medium, hard) or a \
             configuration file, in one table of the trade-off: put DIR before --compare.
@@ -41,6 +48,12 @@ struct EvalCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
+    @Flag(
+        help:
+            "After the table, the near misses: for each shake not taken and each other motion that fired, which test decided each of its motions and by how much."
+    )
+    var nearMisses = false
+
     @Option(
         parsing: .upToNextOption,
         help: ArgumentHelp(
@@ -53,6 +66,9 @@ struct EvalCommand: AsyncParsableCommand {
             throw ValidationError("--compare takes two settings: presets (light, medium, hard) or configuration files")
         }
         guard compare.isEmpty || !json else { throw ValidationError("--compare prints a table; leave out --json") }
+        guard !nearMisses || (compare.isEmpty && !json) else {
+            throw ValidationError("--near-misses adds to the table; leave out --json and --compare")
+        }
     }
 
     func run() async throws {
@@ -89,6 +105,7 @@ struct EvalCommand: AsyncParsableCommand {
             print(
                 evaluation.report(
                     title: "\(directory): \(corpus.recordings.count) recordings, sensitivity \(name)\(rate)"))
+            if nearMisses { print(evaluation.nearMissReport()) }
         }
     }
 }
@@ -140,10 +157,17 @@ extension EvalCommand {
                 samples = try TraceResampler.resample(samples, to: resample, source: corpus.path(of: recording))
             }
             var detector = ShakeDetector(settings: settings)
-            var events = samples.compactMap { detector.process($0) }
+            var events: [ShakeEvent] = []
+            var decisions: [ShakeDetector.Decision] = []
+            for sample in samples {
+                if let event = detector.process(sample) { events.append(event) }
+                if detector.counters.decided > decisions.count, let decision = detector.lastDecision {
+                    decisions.append(decision)
+                }
+            }
             if let last = detector.interrupt() { events.append(last) }
             let duration = (samples.last?.time ?? 0) - (samples.first?.time ?? 0)
-            return Evaluation.Outcome(recording: recording, events: events, duration: duration)
+            return Evaluation.Outcome(recording: recording, events: events, duration: duration, decisions: decisions)
         }
     }
 

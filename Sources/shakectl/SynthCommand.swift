@@ -74,6 +74,11 @@ struct SynthCommand: ParsableCommand {
     var rate = 100.0
     @Option(help: "Random variation of the sampling interval, as a share of it (0...0.5).")
     var jitter = 0.0
+    @Option(
+        help:
+            "The share of samples (0...0.9) that repeat the reading before them, as a phone app polling between two of the sensor's updates gets."
+    )
+    var repeats = 0.0
     @Option(help: "Sensor noise, m/s² RMS per axis.")
     var noise = 0.05
     @Option(help: "The sensor's full scale in g: each axis clips at ± this (0: no limit).")
@@ -108,6 +113,7 @@ struct SynthCommand: ParsableCommand {
         options.orientation = orientation
         options.rate = rate
         options.jitter = jitter
+        options.repeats = repeats
         options.noise = noise
         options.range = range
         options.resolution = resolution

@@ -34,6 +34,70 @@ struct EvaluationTests {
         #expect(abs((evaluation.endedLatency?.median ?? 0) - 0.2) < 1e-9)
     }
 
+    @Test func continuousShakingBeginsInTimeAndWavesAreCountedApart() {
+        func continuous(_ file: String) -> Corpus.Recording {
+            Corpus.Recording(
+                file: file, dataset: "d", kind: .shakeContinuous, activity: "shaking", labelStart: 2, labelEnd: 10)
+        }
+        let wave = Corpus.Recording(file: "w.csv", dataset: "d", kind: .wave, activity: "waving")
+        let outcomes = [
+            // In time, then too long: right.
+            Evaluation.Outcome(
+                recording: continuous("a.csv"),
+                events: [.began(time: 2.5), .cancelled(time: 7, began: 2.5, reason: .tooLong)], duration: 12),
+            // Too late.
+            Evaluation.Outcome(
+                recording: continuous("b.csv"),
+                events: [.began(time: 4.5), .cancelled(time: 5, began: 4.5, reason: .notAShake, detail: .carried)],
+                duration: 12),
+            Evaluation.Outcome(recording: continuous("c.csv"), events: [], duration: 12),
+            Evaluation.Outcome(recording: wave, events: ended(began: 3, at: 4), duration: 12),
+            Evaluation.Outcome(recording: wave, events: [], duration: 12),
+        ]
+        let evaluation = Evaluation(outcomes: outcomes)
+        #expect(evaluation.continuousShakes == 3)
+        #expect(evaluation.continuousBegan == 1)
+        #expect(abs((evaluation.continuousLatency?.median ?? 0) - 0.5) < 1e-9)
+        #expect(evaluation.continuousMissed.map(\.file) == ["b.csv", "c.csv"])
+        #expect(evaluation.continuousMissed.map(\.outcome) == ["began, cancelled not_a_shake carried", "nothing"])
+        #expect(evaluation.waves == 2 && evaluation.wavesFiring == 1 && evaluation.wavesBegan == 1)
+        // Neither is a gesture nor a shake.
+        #expect(evaluation.gestures == 0 && evaluation.shakes == 0)
+        let report = evaluation.report(title: "t")
+        #expect(report.contains("continuous shaking began within 2 s 33.3% (1/3)"))
+        #expect(report.contains("not in time: c.csv: nothing"))
+        #expect(report.contains("waves firing            1/2, began on 1/2"))
+    }
+
+    @Test func nearMissesListShakesNotTakenAndGesturesThatFired() {
+        let weak = ShakeDetector.Margin(test: .weak, value: 0.56, limit: 0.7)
+        let duty = ShakeDetector.Margin(test: .duty, value: 0.63, limit: 0.6)
+        let missed = ShakeDetector.Decision(
+            time: 3.2, reported: false, isShake: false, decisive: weak, lastRejected: weak, reversals: 1)
+        let fired = ShakeDetector.Decision(
+            time: 4.5, reported: true, isShake: true, decisive: duty, lastRejected: weak, reversals: 2)
+        let gesture = Corpus.Recording(file: "g.csv", dataset: "d", kind: .gesture, activity: "move-left")
+        let outcomes = [
+            Evaluation.Outcome(recording: shake("s.csv"), events: [], duration: 5, decisions: [missed]),
+            Evaluation.Outcome(recording: shake("t.csv"), events: [], duration: 5),
+            Evaluation.Outcome(
+                recording: gesture, events: ended(began: 3, at: 4.5), duration: 5, decisions: [missed, fired]),
+            // A gesture that did not fire is no near miss.
+            Evaluation.Outcome(recording: gesture, events: [], duration: 5, decisions: [missed]),
+        ]
+        let report = Evaluation(outcomes: outcomes).nearMissReport()
+        #expect(
+            report == """
+                near misses (test: value / limit, margin):
+                  s.csv: shake not taken
+                    3.20 s not a shake (silent), 1 counted: weak 0.56 / 0.70 (-20%)
+                  t.csv: shake not taken
+                    nothing followed as a possible shake (no stroke past the threshold began one)
+                  g.csv: gesture fired
+                    4.50 s shake, 2 counted: duty 0.63 / 0.60 (+5%); last rejected: weak 0.56 / 0.70 (-20%)
+                """)
+    }
+
     @Test func cancellationsAreCountedByDetailAndActivity() {
         func cancelled(_ detail: ShakeEvent.Rejection?, reason: ShakeEvent.CancelReason = .notAShake) -> [ShakeEvent] {
             [.began(time: 1), .cancelled(time: 2, began: 1, reason: reason, detail: detail)]
@@ -140,7 +204,9 @@ struct EvaluationTests {
     @Test func manifestsAreCheckedLineByLine() {
         let header = Corpus.columns.joined(separator: ",")
         #expect(
-            throws: TraceError(file: "m", line: 2, message: "unknown kind 'dance'; kinds: shake, gesture, adl, fall")
+            throws: TraceError(
+                file: "m", line: 2,
+                message: "unknown kind 'dance'; kinds: shake, gesture, adl, fall, shake-continuous, wave")
         ) {
             try Corpus.parseManifest("\(header)\na.csv,d,dance,x,,,100\n", source: "m")
         }

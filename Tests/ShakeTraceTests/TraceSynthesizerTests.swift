@@ -40,6 +40,20 @@ struct TraceSynthesizerTests {
         #expect(Set(intervals.map { ($0 * 1e6).rounded() }).count > 10)
     }
 
+    @Test func repeatedSamplesKeepTheReadingBeforeWithANewTime() {
+        let samples = synthesize {
+            $0.repeats = 0.3
+            $0.rate = 50
+        }
+        let pairs = zip(samples.dropFirst(), samples)
+        let repeated = pairs.filter { $0.acceleration == $1.acceleration }.count
+        let share = Double(repeated) / Double(samples.count - 1)
+        #expect(share > 0.2 && share < 0.4)
+        #expect(pairs.allSatisfy { $0.time > $1.time })
+        let plain = synthesize { $0.rate = 50 }
+        #expect(zip(plain.dropFirst(), plain).allSatisfy { $0.acceleration != $1.acceleration })
+    }
+
     @Test(arguments: SynthesisOptions.Orientation.allCases)
     func atRestGravityPointsAsTheOrientationSays(orientation: SynthesisOptions.Orientation) {
         let samples = synthesize {
