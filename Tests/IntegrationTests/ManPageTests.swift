@@ -154,7 +154,7 @@ enum ManPages {
 /// What both programs say about themselves: one version, the Debian package's too, and help that reads well
 /// at 80 columns.
 struct VersionAndHelpTests {
-    @Test(arguments: ["shaked", "shakectl"])
+    @Test(arguments: ["shaked", "shakectl", "shaked-mqtt"])
     func theVersionIsThePackagesVersion(program: String) throws {
         let changelog = try String(
             contentsOf: Fixtures.repository.appendingPathComponent("debian/changelog"), encoding: .utf8)
