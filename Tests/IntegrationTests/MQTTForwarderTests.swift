@@ -341,6 +341,24 @@ struct MQTTForwarderTests {
         #expect(forwarder.wait(timeout: 10) { $0.stderr.contains("events dropped while the broker was away") })
     }
 
+    @Test(.enabled(if: hasMosquitto)) func aBrokerOnAUnixSocket() throws {
+        let directory = try Harness.scratch("mqtt-unix")
+        let port = Self.freePort()
+        let path = "\(directory)/mqtt.sock"
+        let broker = try Self.startBroker(directory: directory, port: port, extra: ["listener 0 \(path)"])
+        defer { _ = broker.stop() }
+        let subscriber = try Self.startSubscriber(directory: directory, port: port, topic: "shaked/dev1/event")
+        defer { _ = subscriber.stop() }
+        let (daemon, socket, _) = try Harness.startReplayDaemon(
+            "mqtt-unix-daemon", trace: trace, arguments: ["--loop", "--speed", "4"])
+        defer { _ = daemon.stop() }
+        let forwarder = try Self.startForwarder(
+            directory: directory, socket: socket, yaml: "broker:\n  uri: unix:\(path)\ntopics:\n  device: dev1\n")
+        defer { _ = forwarder.stop() }
+        #expect(subscriber.wait(timeout: 30) { Self.events($0).count >= 2 }, "\(forwarder.stderr)")
+        #expect(Self.status(directory)["broker"] == "unix:\(path)")
+    }
+
     // MARK: TLS and passwords
 
     /// A CA and a server certificate for localhost and 127.0.0.1, made with openssl.
