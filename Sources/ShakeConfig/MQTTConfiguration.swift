@@ -139,7 +139,7 @@ public enum BrokerAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .tcp(let host, let port, let tls):
-            let shown = host.contains(":") ? "[\(host)]" : host
+            let shown = host.contains(where: { $0 == ":" }) ? "[\(host)]" : host
             return "\(tls ? "mqtts" : "mqtt")://\(shown):\(port)"
         case .unix(let path): return "unix:\(path)"
         }
@@ -320,7 +320,7 @@ extension NodeReader {
             configuration.broker.passwordFile = try path(value, key: key)
         case ("broker", "password_credential"):
             let text = try string(value, key: key)
-            guard !text.isEmpty, !text.contains("/"), text != ".", text != ".." else {
+            guard !text.isEmpty, !text.contains(where: { $0 == "/" }), text != ".", text != ".." else {
                 throw error(value, key: key, "expected a credential's name (LoadCredential=NAME:...), found '\(text)'")
             }
             configuration.broker.passwordCredential = text

@@ -35,7 +35,7 @@ public enum BrokerRefusal: Sendable, Hashable, CustomStringConvertible {
             default: return .other(code: connack)
             }
         }
-        if result == tlsResult || (tls && (logged?.contains("OpenSSL") ?? false)) {
+        if result == tlsResult || (tls && (logged?.hasPrefix("OpenSSL") ?? false)) {
             return .tls(logged ?? "TLS error")
         }
         return nil

@@ -1,5 +1,5 @@
 public import Logging
-public import ShakeClient
+import ShakeClient
 public import ShakeConfig
 import ShakeProtocol
 import SystemdSupport

@@ -1,4 +1,4 @@
-public import ShakeDetection
+import ShakeDetection
 public import ShakeProtocol
 
 /// One MQTT message to send.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import ShakeConfig
 import ShakeDetection
@@ -7,6 +7,10 @@ import ShakeMQTT
 import ShakeProtocol
 import SystemdSupport
 import UnixSignals
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @main
 struct ShakedMQTT: AsyncParsableCommand {
@@ -83,8 +87,7 @@ struct ShakedMQTT: AsyncParsableCommand {
             guard let text = try? String(contentsOfFile: defaultStatusPath, encoding: .utf8),
                 let status = ForwarderStatus(fileText: text)
             else {
-                FileHandle.standardError.write(
-                    Data("shaked-mqtt: no status at \(defaultStatusPath): is the forwarder running?\n".utf8))
+                printError("shaked-mqtt: no status at \(defaultStatusPath): is the forwarder running?")
                 throw ExitCode(1)
             }
             print(status.summary)
@@ -96,7 +99,7 @@ struct ShakedMQTT: AsyncParsableCommand {
             layered = try MQTTConfiguration.load(
                 main: main, mainMustExist: config != nil, dropIns: MQTTConfiguration.dropIns(for: main))
         } catch {
-            FileHandle.standardError.write(Data("shaked-mqtt: the configuration is not valid:\n\(error)\n".utf8))
+            printError("shaked-mqtt: the configuration is not valid:\n\(error)")
             throw ExitCode(78)  // EX_CONFIG
         }
         let configuration = layered.configuration
@@ -216,10 +219,13 @@ struct ShakedMQTT: AsyncParsableCommand {
         } else {
             return nil
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw PasswordError("\(path) cannot be read") }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: 4096)) ?? Data()
-        let text = String(decoding: data, as: UTF8.self)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw PasswordError("\(path) cannot be read") }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count >= 0 else { throw PasswordError("\(path) cannot be read") }
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
         let line = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
         let password = line.hasSuffix("\r") ? String(line.dropLast()) : line
         guard !password.isEmpty else { throw PasswordError("\(path) holds no password on its first line") }
@@ -242,8 +248,14 @@ struct ShakedMQTT: AsyncParsableCommand {
     func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "shaked" }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+}
+
+/// A line on standard error.
+func printError(_ text: String) {
+    let bytes = Array((text + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
 enum ShakeEventPhases {
