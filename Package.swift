@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "NumberFormat", targets: ["NumberFormat"]),
         .library(name: "UInput", targets: ["UInput"]),
         .executable(name: "shaked", targets: ["shaked"]),
+        .executable(name: "shaked-mqtt", targets: ["shaked-mqtt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -199,6 +200,35 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // libmosquitto (Eclipse Mosquitto's MQTT client), for ShakeMQTT only.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // The forwarder to MQTT: its decisions (queue, topics, payloads, Home Assistant discovery, back-off) as pure
+        // values, and the one libmosquitto session that performs them. The only libmosquitto user.
+        .target(
+            name: "ShakeMQTT",
+            dependencies: [
+                "CMosquitto", "ShakeClient", "ShakeConfig", "ShakeDetection", "ShakeProtocol", "SystemdSupport",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The forwarder's command: configuration, password, status, retiring a device.
+        .executableTarget(
+            name: "shaked-mqtt",
+            dependencies: [
+                "ShakeMQTT", "ShakeConfig", "ShakeDetection", "ShakeProtocol", "SystemdSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeMQTTTests",
+            dependencies: ["ShakeMQTT", "ShakeConfig", "ShakeDetection", "ShakeProtocol", "ShakeTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -5,7 +5,7 @@
 #   scripts/deb.sh [OUT]   the packages, .buildinfo and .changes land in OUT (default .build-deb/out), then
 #                          lintian checks them
 #
-# SHAKED_PREBUILT=DIR packages the shaked and shakectl already built in DIR instead of building them.
+# SHAKED_PREBUILT=DIR packages the shaked, shakectl and shaked-mqtt already built in DIR instead of building them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repository=$PWD
@@ -29,9 +29,9 @@ echo "deb: building in $stage/shaked"
     export SHAKED_SCRATCH=${SHAKED_SCRATCH:-$repository/.build-deb}
     dpkg-buildpackage -b -us -uc --no-pre-clean >"$stage/build.log" 2>&1
 ) || { cat "$stage/build.log" >&2; echo "deb: dpkg-buildpackage failed" >&2; exit 1; }
-rm -f "$out"/shaked_* "$out"/shaked-dbgsym_*
+rm -f "$out"/shaked_* "$out"/shaked-dbgsym_* "$out"/shaked-mqtt_* "$out"/shaked-mqtt-dbgsym_*
 shopt -s nullglob
-built=("$stage"/shaked_* "$stage"/shaked-dbgsym_*)
+built=("$stage"/shaked_* "$stage"/shaked-dbgsym_* "$stage"/shaked-mqtt_* "$stage"/shaked-mqtt-dbgsym_*)
 [ ${#built[@]} -gt 0 ] || { cat "$stage/build.log" >&2; echo "deb: dpkg-buildpackage made no package" >&2; exit 1; }
 mv "${built[@]}" "$out"/
 changes=$(ls "$out"/shaked_*.changes)

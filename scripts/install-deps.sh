@@ -6,12 +6,14 @@
 #   scripts/install-deps.sh build   what building alone needs (make install, make release)
 set -euo pipefail
 # binutils: GNU ld links the release binaries (scripts/release-flags.mk: packed relative relocations, 2.38 or later).
-build_packages=(pkg-config libiio-dev libsystemd-dev binutils)
+# libmosquitto-dev: the MQTT client library of shaked-mqtt (docs/mqtt.md).
+build_packages=(pkg-config libiio-dev libsystemd-dev binutils libmosquitto-dev)
 # The tests: simulated devices, libiio's tools, the socket activator, PNG plots, man page lint, the package, a
 # private message bus with its clients (busctl is systemd's; python3-dbus runs the D-Bus example and, with
-# python3-gi, a stand-in logind).
+# python3-gi, a stand-in logind); an MQTT broker, its clients and openssl (a test CA) for shaked-mqtt's tests.
 test_packages=(libiio-utils umockdev libumockdev0 python3 systemd librsvg2-bin mandoc groff-base
-    dpkg-dev debhelper lintian dbus-daemon python3-dbus python3-gi)
+    dpkg-dev debhelper lintian dbus-daemon python3-dbus python3-gi
+    mosquitto mosquitto-clients openssl)
 case ${1:-all} in
     build) packages=("${build_packages[@]}") ;;
     all) packages=("${build_packages[@]}" "${test_packages[@]}") ;;

@@ -39,15 +39,19 @@ extension ShakeClient {
     /// - Parameters:
     ///   - phases: the phases wanted (all when empty).
     ///   - since: deliver the ring's events after this seq first.
+    ///   - run: the daemon run `since` belongs to (a subscriber that remembers where it was across its own
+    ///     restarts): when the daemon's run is another, everything its ring holds is delivered instead.
     ///   - reconnect: keep reconnecting (otherwise the stream ends when the connection does).
     ///   - key: a chord for the daemon to press, asked for again on every connection; what became of it comes
     ///     as ``Update/key(_:)``, and a refusal (no virtual keyboard, a chord the daemon does not know, not
     ///     allowed) ends the stream with ``ClientError/refused(code:message:)``.
     public func updates(
-        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true, key: Key? = nil
+        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, run: String? = nil, reconnect: Bool = true,
+        key: Key? = nil
     ) -> AsyncThrowingStream<Update, any Error> {
         Self.stream { continuation in
-            await deliverUpdates(phases: phases, since: since, reconnect: reconnect, key: key, to: continuation)
+            await deliverUpdates(
+                phases: phases, since: since, run: run, reconnect: reconnect, key: key, to: continuation)
         }
     }
 
@@ -62,19 +66,23 @@ extension ShakeClient {
         try await Self.withStream(
             isolation: isolation,
             producer: { continuation in
-                await deliverUpdates(phases: phases, since: since, reconnect: reconnect, key: key, to: continuation)
+                await deliverUpdates(
+                    phases: phases, since: since, run: nil, reconnect: reconnect, key: key, to: continuation)
             },
             body)
     }
 
     private func deliverUpdates(
-        phases: Set<ShakeEvent.Phase>, since: Int?, reconnect: Bool, key: Key?,
+        phases: Set<ShakeEvent.Phase>, since: Int?, run: String?, reconnect: Bool, key: Key?,
         to continuation: Feed<Update>
     ) async {
         var lastSeq = since
-        var lastRun: String?
+        var lastRun = since == nil ? nil : run
         var delay = 0.1
         var waiting = false
+        // A connection that fails the same way each time (a daemon sending what this client cannot read) is
+        // reported once, until an event gets through.
+        var lastFailure: String?
         while !Task.isCancelled {
             do {
                 let connection = try await connect()
@@ -100,6 +108,7 @@ extension ShakeClient {
                     func deliver(_ notification: ServerMessage.Notification) async {
                         guard notification.seq > (lastSeq ?? 0) else { return }
                         lastSeq = notification.seq
+                        lastFailure = nil
                         await continuation.yield(.shake(notification))
                     }
                     for try await message in connection.messages {
@@ -148,6 +157,10 @@ extension ShakeClient {
                 if case .refused = error { delay = max(delay, 1 + Double.random(in: 0..<1)) }
             } catch {
                 guard reconnect else { continuation.finish(throwing: error); return }
+                if !Task.isCancelled, "\(error)" != lastFailure {
+                    lastFailure = "\(error)"
+                    await continuation.yield(.waiting(reason: "the connection failed: \(error)"))
+                }
             }
             try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             delay = min(2, delay * 2)

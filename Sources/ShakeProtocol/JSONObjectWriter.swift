@@ -53,6 +53,13 @@ public struct JSONObjectWriter: Sendable {
         value.isFinite ? DecimalText.format(value, decimals: decimals) : "null"
     }
 
+    /// A string as a JSON string literal, quotes included (for arrays written by hand).
+    public static func quoted(_ string: String) -> String {
+        var text = ""
+        appendQuoted(string, to: &text)
+        return text
+    }
+
     static func appendQuoted(_ string: String, to text: inout String) {
         text += "\""
         for scalar in string.unicodeScalars {

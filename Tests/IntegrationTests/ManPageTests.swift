@@ -21,7 +21,7 @@ struct ManPageTests {
     func hasTheSectionsAManPageNeeds(page: String) throws {
         let source = try ManPages.source(page)
         var expected = ["NAME", "SYNOPSIS", "DESCRIPTION", "FILES", "EXAMPLES", "SEE ALSO"]
-        if page != "shaked.yaml.5" { expected += ["OPTIONS", "EXIT STATUS", "ENVIRONMENT"] }
+        if !page.hasSuffix(".5") { expected += ["OPTIONS", "EXIT STATUS", "ENVIRONMENT"] }
         for section in expected {
             let heading = section.contains(" ") ? ".SH \"\(section)\"" : ".SH \(section)"
             #expect(
@@ -111,7 +111,7 @@ struct ManPageTests {
 }
 
 enum ManPages {
-    static let pages = ["shaked.8", "shakectl.1", "shaked.yaml.5"]
+    static let pages = ["shaked.8", "shakectl.1", "shaked.yaml.5", "shaked-mqtt.8", "shaked-mqtt.yaml.5"]
     static let mandoc = "/usr/bin/mandoc"
     static let groff = "/usr/bin/groff"
 
@@ -154,7 +154,7 @@ enum ManPages {
 /// What both programs say about themselves: one version, the Debian package's too, and help that reads well
 /// at 80 columns.
 struct VersionAndHelpTests {
-    @Test(arguments: ["shaked", "shakectl"])
+    @Test(arguments: ["shaked", "shakectl", "shaked-mqtt"])
     func theVersionIsThePackagesVersion(program: String) throws {
         let changelog = try String(
             contentsOf: Fixtures.repository.appendingPathComponent("debian/changelog"), encoding: .utf8)

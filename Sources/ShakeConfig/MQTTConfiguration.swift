@@ -1,0 +1,396 @@
+public import ShakeDetection
+import ShakeProtocol
+
+/// The forwarder's configuration (`/etc/shaked/mqtt.yaml` and its drop-ins): the broker, the topics, the queue,
+/// Home Assistant's discovery. Read with the daemon's YAML reader and errors; a missing key keeps its default,
+/// documented in `config/mqtt.yaml`.
+public struct MQTTConfiguration: Sendable, Hashable {
+    public var broker = BrokerSection()
+    public var topics = TopicsSection()
+    public var queue = QueueSection()
+    public var homeAssistant = HomeAssistantSection()
+    /// The daemon's socket; nil: `$SHAKED_SOCKET`, else `/run/shaked/shaked.sock`.
+    public var socket: String?
+    public var logLevel = LogLevel.info
+
+    public init() {}
+
+    /// `broker:`.
+    public struct BrokerSection: Sendable, Hashable {
+        public var address = BrokerAddress.tcp(host: "localhost", port: 1883, tls: false)
+        /// The MQTT client id; nil: `shaked-DEVICE`.
+        public var clientID: String?
+        /// Seconds between keep-alive pings.
+        public var keepAlive = 30
+        public var username: String?
+        /// A file holding the password (its first line).
+        public var passwordFile: String?
+        /// A systemd credential (`LoadCredential=NAME:...`) holding the password, read from
+        /// `$CREDENTIALS_DIRECTORY/NAME`.
+        public var passwordCredential: String?
+        /// TLS: the CA certificates to trust (a file); nil with `mqtts://`: the system's (`/etc/ssl/certs`).
+        public var caFile: String?
+        /// TLS: a client certificate and its key, for brokers that ask for one.
+        public var certFile: String?
+        public var keyFile: String?
+
+        public init() {}
+
+        public static let keepAlives: ClosedRange<Int> = 5...3600
+    }
+
+    /// `topics:`.
+    public struct TopicsSection: Sendable, Hashable {
+        /// The first level of every topic.
+        public var prefix = "shaked"
+        /// This device's level; nil: `/etc/machine-id`, else the host name.
+        public var device: String?
+        /// QoS of the event messages (the retained ones are always sent at QoS 1).
+        public var qos = 1
+        /// The phases sent; all by default.
+        public var phases: Set<ShakeEvent.Phase> = [.began, .ended, .cancelled]
+
+        public init() {}
+    }
+
+    /// `queue:`.
+    public struct QueueSection: Sendable, Hashable {
+        /// Events held while the broker is away; beyond it the oldest waiting are dropped (and counted).
+        public var size = 1000
+
+        public init() {}
+
+        public static let sizes: ClosedRange<Int> = 1...1_000_000
+    }
+
+    /// `home_assistant:`.
+    public struct HomeAssistantSection: Sendable, Hashable {
+        /// Publish Home Assistant's MQTT discovery configuration.
+        public var discovery = true
+        /// Home Assistant's discovery prefix.
+        public var prefix = "homeassistant"
+
+        public init() {}
+    }
+
+    /// The sections a file may have.
+    public static let sections = ["broker", "topics", "queue", "home_assistant", "daemon", "logging"]
+}
+
+/// Where the broker is, as `broker.uri` names it: `mqtt://HOST[:PORT]`, `mqtts://HOST[:PORT]`, `unix:/PATH`.
+public enum BrokerAddress: Sendable, Hashable, CustomStringConvertible {
+    case tcp(host: String, port: Int, tls: Bool)
+    case unix(path: String)
+
+    /// Parses a URI, or returns why it is not one.
+    public static func parse(_ text: String) -> Result<BrokerAddress, BrokerAddressError> {
+        if text.hasPrefix("unix:") {
+            let path = String(text.dropFirst(5))
+            guard path.hasPrefix("/") else {
+                return .failure(.init("unix: needs an absolute path (unix:/run/mosquitto.sock)"))
+            }
+            return .success(.unix(path: path))
+        }
+        let tls: Bool
+        let rest: Substring
+        if text.hasPrefix("mqtt://") {
+            (tls, rest) = (false, text.dropFirst(7))
+        } else if text.hasPrefix("mqtts://") {
+            (tls, rest) = (true, text.dropFirst(8))
+        } else {
+            return .failure(.init("expected mqtt://HOST[:PORT], mqtts://HOST[:PORT] or unix:/PATH"))
+        }
+        var host = rest
+        var port = tls ? 8883 : 1883
+        if host.hasSuffix("/") { host = host.dropLast() }
+        if host.hasPrefix("[") {
+            // An IPv6 address: [::1]:1883.
+            guard let close = host.firstIndex(of: "]") else { return .failure(.init("an IPv6 address needs its ']'")) }
+            let after = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex)..<close]
+            if !after.isEmpty {
+                guard after.hasPrefix(":"), let number = Int(after.dropFirst()) else {
+                    return .failure(.init("expected :PORT after the address"))
+                }
+                port = number
+            }
+        } else if let colon = host.lastIndex(of: ":") {
+            guard let number = Int(host[host.index(after: colon)...]) else {
+                return .failure(.init("the port is not a number"))
+            }
+            port = number
+            host = host[..<colon]
+        }
+        guard !host.isEmpty else { return .failure(.init("no host name")) }
+        guard !host.contains(where: { $0 == "/" || $0 == "@" || $0 == "?" || $0 == " " }) else {
+            return .failure(.init("a host name only (no user, path or query; the user name is broker.username)"))
+        }
+        guard (1...65535).contains(port) else {
+            return .failure(.init("port \(port) is out of range; allowed: 1...65535"))
+        }
+        return .success(.tcp(host: String(host), port: port, tls: tls))
+    }
+
+    public var usesTLS: Bool {
+        if case .tcp(_, _, true) = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .tcp(let host, let port, let tls):
+            let shown = host.contains(where: { $0 == ":" }) ? "[\(host)]" : host
+            return "\(tls ? "mqtts" : "mqtt")://\(shown):\(port)"
+        case .unix(let path): return "unix:\(path)"
+        }
+    }
+}
+
+public struct BrokerAddressError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What a file set, with where each value came from.
+public struct LayeredMQTTConfiguration: Sendable {
+    public var configuration: MQTTConfiguration
+    public var files: [String]
+    /// `section.key` → `FILE:LINE` of the value in force.
+    public var origins: [String: String]
+}
+
+extension MQTTConfiguration {
+    /// The main file's default place.
+    public static let defaultPath = "/etc/shaked/mqtt.yaml"
+
+    /// The drop-ins of a main file: the `*.yaml` files of `MAIN.d`, sorted by name.
+    public static func dropIns(for main: String) -> [String] {
+        let directory = main + ".d"
+        return (ConfigFiles.names(in: directory) ?? []).filter { $0.hasSuffix(".yaml") && !$0.hasPrefix(".") }.sorted()
+            .map { "\(directory)/\($0)" }
+    }
+
+    /// Reads the main file (when it exists, or must), then each drop-in, later keys overriding earlier ones; every
+    /// problem is reported with its file, line and key.
+    /// - Throws: ``ConfigErrors``.
+    public static func load(main: String, mainMustExist: Bool, dropIns: [String]) throws(ConfigErrors)
+        -> LayeredMQTTConfiguration
+    {
+        var files: [String] = []
+        if mainMustExist || ConfigFiles.exists(main) { files.append(main) }
+        files += dropIns
+        var problems: [ConfigError] = []
+        var sectionOrder: [String] = []
+        var keys: [String: [(String, Node, String)]] = [:]
+        for file in files {
+            do {
+                let text = try ConfigLoader.readText(path: file)
+                guard let root = try ConfigLoader.compose(text, source: file) else { continue }
+                let reader = NodeReader(source: file, accounts: .system)
+                for (section, node) in try reader.mapping(root, key: nil) {
+                    guard sections.contains(section) else {
+                        problems.append(
+                            reader.error(
+                                node, key: section,
+                                "unknown section; known sections: \(sections.joined(separator: ", "))"))
+                        continue
+                    }
+                    if keys[section] == nil { sectionOrder.append(section) }
+                    do {
+                        for (name, value) in try reader.mapping(node, key: section) {
+                            keys[section, default: []].removeAll { $0.0 == name }
+                            keys[section, default: []].append((name, value, file))
+                        }
+                    } catch {
+                        problems.append(error)
+                    }
+                }
+            } catch {
+                problems.append(error)
+            }
+        }
+        var configuration = MQTTConfiguration()
+        var origins: [String: String] = [:]
+        for section in sectionOrder {
+            for (name, value, file) in keys[section] ?? [] {
+                let reader = NodeReader(source: file, accounts: .system)
+                do {
+                    try reader.apply(section: section, key: name, value: value, to: &configuration)
+                    origins["\(section).\(name)"] = file + (value.mark.map { ":\($0.line)" } ?? "")
+                } catch {
+                    problems.append(error)
+                }
+            }
+        }
+        if problems.isEmpty, configuration.broker.passwordFile != nil, configuration.broker.passwordCredential != nil {
+            problems.append(
+                ConfigError(
+                    file: files.last ?? main, key: "broker.password_file",
+                    message: "password_file and password_credential are both set; keep one"))
+        }
+        if problems.isEmpty, (configuration.broker.certFile == nil) != (configuration.broker.keyFile == nil) {
+            problems.append(
+                ConfigError(
+                    file: files.last ?? main, key: "broker.cert_file",
+                    message: "cert_file and key_file go together; set both or neither"))
+        }
+        guard problems.isEmpty else { throw ConfigErrors(problems) }
+        return LayeredMQTTConfiguration(configuration: configuration, files: files, origins: origins)
+    }
+
+    /// Parses one file's text alone (the tests' entry).
+    public static func parse(_ text: String, source: String) throws(ConfigErrors) -> MQTTConfiguration {
+        var problems: [ConfigError] = []
+        var configuration = MQTTConfiguration()
+        do {
+            guard let root = try ConfigLoader.compose(text, source: source) else { return configuration }
+            let reader = NodeReader(source: source, accounts: .system)
+            for (section, node) in try reader.mapping(root, key: nil) {
+                guard sections.contains(section) else {
+                    problems.append(
+                        reader.error(
+                            node, key: section, "unknown section; known sections: \(sections.joined(separator: ", "))"))
+                    continue
+                }
+                do {
+                    for (name, value) in try reader.mapping(node, key: section) {
+                        do {
+                            try reader.apply(section: section, key: name, value: value, to: &configuration)
+                        } catch {
+                            problems.append(error)
+                        }
+                    }
+                } catch {
+                    problems.append(error)
+                }
+            }
+        } catch {
+            problems.append(error)
+        }
+        guard problems.isEmpty else { throw ConfigErrors(problems) }
+        return configuration
+    }
+}
+
+extension NodeReader {
+    /// A topic level: not empty, no `/`, `+`, `#` or control characters, at most 128 bytes.
+    static func topicLevelProblem(_ text: String) -> String? {
+        if text.isEmpty { return "must not be empty" }
+        if text.utf8.count > 128 { return "is longer than 128 bytes" }
+        if text.unicodeScalars.contains(where: {
+            $0 == "/" || $0 == "+" || $0 == "#" || $0.value < 0x20 || $0.value == 0x7F
+        }) {
+            return "may not hold '/', '+', '#' or control characters"
+        }
+        return nil
+    }
+
+    func path(_ value: Node, key: String) throws(ConfigError) -> String {
+        let text = try string(value, key: key)
+        guard text.hasPrefix("/") else { throw error(value, key: key, "expected an absolute path, found '\(text)'") }
+        return text
+    }
+
+    func apply(section: String, key name: String, value: Node, to configuration: inout MQTTConfiguration)
+        throws(ConfigError)
+    {
+        let key = "\(section).\(name)"
+        switch (section, name) {
+        case ("broker", "uri"):
+            let text = try string(value, key: key)
+            switch BrokerAddress.parse(text) {
+            case .success(let address): configuration.broker.address = address
+            case .failure(let problem): throw error(value, key: key, "'\(text)': \(problem)")
+            }
+        case ("broker", "client_id"):
+            let text = try string(value, key: key)
+            guard !text.isEmpty, text.utf8.count <= 128, !text.unicodeScalars.contains(where: { $0.value < 0x20 })
+            else {
+                throw error(value, key: key, "expected 1 to 128 bytes of printable text")
+            }
+            configuration.broker.clientID = text
+        case ("broker", "keepalive"):
+            configuration.broker.keepAlive = try integer(
+                value, key: key, in: MQTTConfiguration.BrokerSection.keepAlives)
+        case ("broker", "username"):
+            let text = try string(value, key: key)
+            guard !text.isEmpty else { throw error(value, key: key, "must not be empty; leave the key out instead") }
+            configuration.broker.username = text
+        case ("broker", "password_file"):
+            configuration.broker.passwordFile = try path(value, key: key)
+        case ("broker", "password_credential"):
+            let text = try string(value, key: key)
+            guard !text.isEmpty, !text.contains(where: { $0 == "/" }), text != ".", text != ".." else {
+                throw error(value, key: key, "expected a credential's name (LoadCredential=NAME:...), found '\(text)'")
+            }
+            configuration.broker.passwordCredential = text
+        case ("broker", "ca_file"):
+            configuration.broker.caFile = try path(value, key: key)
+        case ("broker", "cert_file"):
+            configuration.broker.certFile = try path(value, key: key)
+        case ("broker", "key_file"):
+            configuration.broker.keyFile = try path(value, key: key)
+        case ("topics", "prefix"):
+            let text = try string(value, key: key)
+            let levels = text.split(separator: "/", omittingEmptySubsequences: false)
+            for level in levels {
+                if let problem = Self.topicLevelProblem(String(level)) {
+                    throw error(value, key: key, "'\(text)': each level \(problem)")
+                }
+            }
+            configuration.topics.prefix = text
+        case ("topics", "device"):
+            let text = try string(value, key: key)
+            if let problem = Self.topicLevelProblem(text) { throw error(value, key: key, "'\(text)' \(problem)") }
+            configuration.topics.device = text
+        case ("topics", "qos"):
+            configuration.topics.qos = try integer(value, key: key, in: 0...1)
+        case ("topics", "phases"):
+            let allowed = "allowed: a list of began, ended, cancelled"
+            guard case .sequence(let items) = value.content, !items.isEmpty else {
+                throw error(value, key: key, allowed)
+            }
+            var phases: Set<ShakeEvent.Phase> = []
+            for item in items {
+                guard let text = item.scalar?.string, let phase = ShakeEvent.Phase(rawValue: text) else {
+                    throw error(item, key: key, "'\(item.scalar?.string ?? "a collection")' is not a phase; \(allowed)")
+                }
+                phases.insert(phase)
+            }
+            configuration.topics.phases = phases
+        case ("queue", "size"):
+            configuration.queue.size = try integer(value, key: key, in: MQTTConfiguration.QueueSection.sizes)
+        case ("home_assistant", "discovery"):
+            configuration.homeAssistant.discovery = try bool(value, key: key)
+        case ("home_assistant", "prefix"):
+            let text = try string(value, key: key)
+            if let problem = Self.topicLevelProblem(text) { throw error(value, key: key, "'\(text)' \(problem)") }
+            configuration.homeAssistant.prefix = text
+        case ("daemon", "socket"):
+            let text = try string(value, key: key)
+            if let problem = SocketPath.problem(with: text) { throw error(value, key: key, problem) }
+            configuration.socket = text
+        case ("logging", "level"):
+            let text = try string(value, key: key).lowercased()
+            guard let level = LogLevel(parsing: text) else {
+                let allowed = ShakedConfiguration.LoggingSection.levels.joined(separator: ", ")
+                throw error(value, key: key, "'\(text)' is not a level; allowed: \(allowed)")
+            }
+            configuration.logLevel = level
+        default:
+            throw unknown(value, key: key, known: Self.mqttKeys[section] ?? [])
+        }
+    }
+
+    static let mqttKeys: [String: [String]] = [
+        "broker": [
+            "uri", "client_id", "keepalive", "username", "password_file", "password_credential", "ca_file", "cert_file",
+            "key_file",
+        ],
+        "topics": ["prefix", "device", "qos", "phases"],
+        "queue": ["size"],
+        "home_assistant": ["discovery", "prefix"],
+        "daemon": ["socket"],
+        "logging": ["level"],
+    ]
+}
