@@ -80,7 +80,6 @@ struct DebianPackageTests {
         let undo = try String(
             contentsOfFile: "\(unpacked)/usr/lib/systemd/user/shake-to-undo.service", encoding: .utf8)
         #expect(undo.contains("shakectl key"))
-        #expect(!postinst.contains("--user enable"), "the user unit is enabled for every user: \(postinst)")
         let modules = try String(contentsOfFile: "\(unpacked)/usr/lib/modules-load.d/shaked.conf", encoding: .utf8)
         #expect(modules.split(separator: "\n").filter { !$0.hasPrefix("#") } == ["uinput"])
     }
@@ -128,6 +127,9 @@ struct DebianPackageTests {
         let startShaked = try #require(index("shakectl status --socket /run/shaked/shaked.sock"), "\(calls)")
         let startProxy = try #require(index("deb-systemd-invoke start iio-sensor-proxy.service"), "\(calls)")
         #expect(iio < stopProxy && stopProxy < startShaked && startShaked < startProxy, "\(calls)")
+        // The socket is enabled; the shake-to-undo user unit is not, for anybody (each user's choice).
+        #expect(calls.contains("deb-systemd-helper enable shaked.socket"), "\(calls)")
+        #expect(!calls.contains { $0.contains("--user enable") }, "\(calls)")
 
         // Removal: the socket stops with the service (nothing activates it again), and what the rules granted is
         // taken back now: /dev/uinput and the IIO devices go through udev again, and iio-sensor-proxy takes its
@@ -294,8 +296,9 @@ enum DebianPackage {
                 *--dry-run*SHAKED_OWNS=1*|*--dry-run*IIO_SENSOR_PROXY_TYPE*) echo /sys/devices/virtual/iio:device0 ;;
                 esac
                 """,
-            "systemctl": record, "modprobe": record, "deb-systemd-invoke": record, "deb-systemd-helper": record,
-            "shakectl": record,
+            // A first installation: no unit of the package was installed before.
+            "deb-systemd-helper": record + "case \"$*\" in *debian-installed*) exit 1 ;; esac",
+            "systemctl": record, "modprobe": record, "deb-systemd-invoke": record, "shakectl": record,
             "systemd-sysusers": record, "systemd-tmpfiles": record, "dpkg-maintscript-helper": record,
         ]
         for (name, text) in stubs {
