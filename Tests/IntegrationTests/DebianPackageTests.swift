@@ -124,7 +124,10 @@ struct DebianPackageTests {
         // The hand-over: iio-sensor-proxy lets go of the device before shaked starts (a connection to its socket
         // starts it), and comes back after.
         let stopProxy = try #require(index("deb-systemd-invoke stop iio-sensor-proxy.service"), "\(calls)")
+        // (A daemon udev started while iio-sensor-proxy still held the device starts afresh, its back-off gone.)
+        let restartShaked = try #require(index("deb-systemd-invoke restart shaked.service"), "\(calls)")
         let startShaked = try #require(index("shakectl status --socket /run/shaked/shaked.sock"), "\(calls)")
+        #expect(stopProxy < restartShaked && restartShaked < startShaked, "\(calls)")
         let startProxy = try #require(index("deb-systemd-invoke start iio-sensor-proxy.service"), "\(calls)")
         #expect(iio < stopProxy && stopProxy < startShaked && startShaked < startProxy, "\(calls)")
         // The socket is enabled; the shake-to-undo user unit is not, for anybody (each user's choice).
