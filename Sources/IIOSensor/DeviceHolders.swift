@@ -59,6 +59,16 @@ public enum DeviceHolders {
         return found.sorted { $0.pid < $1.pid }
     }
 
+    /// Whether nobody holds the IIO device node now: an IIO character device opens once, so opening it (and
+    /// closing it at once) succeeds only then. False when it is busy, or cannot be opened for another reason
+    /// (no right to it: then nothing can be said).
+    public static func nodeIsFree(_ node: String) -> Bool {
+        let fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+
     /// The accelerometer's known other users.
     public static let knownUsers: Set<String> = ["iio-sensor-proxy"]
 

@@ -55,6 +55,8 @@ public final class SensorSource {
     public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
     /// The running programs known to use accelerometers, for when the holder cannot be seen.
     public var findSuspects: () -> [DeviceHolders.Holder] = { DeviceHolders.running(DeviceHolders.knownUsers) }
+    /// Whether nobody holds a device node (`/dev/iio:deviceN`) now.
+    public var nodeIsFree: (String) -> Bool = { DeviceHolders.nodeIsFree($0) }
     private var backoff = RetryBackoff()
     private var permissions: PermissionRetry
 
@@ -184,6 +186,7 @@ public final class SensorSource {
         lowestRate: Double?, onSample: (Sample) -> Void, onBreak: (String) -> Void
     ) -> CaptureOutcome {
         let accelerometer = selection.accelerometer
+        turnOffLeftBuffer(accelerometer, context: context)
         // As the device was found, to leave it so (a program that used it before resumes).
         let found = context.deviceState(device: accelerometer.id)
         defer { if let found { restore(found, of: accelerometer, context: context) } }
@@ -324,6 +327,27 @@ public final class SensorSource {
                     onSample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration)))
                 }
             }
+        }
+    }
+
+    /// A buffer found running on a device that shaked's hand-over rule gave to shaked (udev's `SHAKED_OWNS=1`)
+    /// while nobody holds its node: a program that has ended left it on (iio-sensor-proxy does when it stops, as
+    /// the hand-over has it do), and every set-up would be refused (EBUSY) for as long as it runs. It is turned
+    /// off, and not turned on again when capture ends.
+    private func turnOffLeftBuffer(_ accelerometer: Accelerometer, context: any IIOContextHandle) {
+        guard context.deviceState(device: accelerometer.id)?.bufferEnabled == true,
+            context.udevProperties(device: accelerometer.id)["SHAKED_OWNS"] == "1",
+            nodeIsFree("/dev/\(accelerometer.id)")
+        else { return }
+        do {
+            try context.writeBuffer(device: accelerometer.id, attribute: "enable", value: "0")
+            logger.notice(
+                "turned off the buffer a program that has ended left running on the sensor handed over to shaked",
+                metadata: ["device": "\(accelerometer.id)"])
+        } catch {
+            logger.warning(
+                "cannot turn off the buffer left running on the sensor handed over to shaked",
+                metadata: ["device": "\(accelerometer.id)", "error": "\(error)"])
         }
     }
 

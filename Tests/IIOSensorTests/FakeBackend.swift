@@ -153,6 +153,12 @@ final class FakeContext: IIOContextHandle {
     func writeBuffer(device id: String, attribute: String, value: String) throws(IIOError) {
         try ungranted(id, "writing \(value) to buffer/\(attribute)")
         let enabled = world.state.withLock { state in
+            // Like the kernel, the buffer can always be turned off.
+            if attribute == "enable", value == "0" {
+                state.written.append("\(id)/buffer/enable=0")
+                state.enabled.remove(id)
+                return false
+            }
             if state.enabled.contains(id) { return true }
             state.written.append("\(id)/buffer/\(attribute)=\(value)")
             if let index = state.devices.firstIndex(where: { $0.info.id == id }) {

@@ -186,6 +186,63 @@ struct SensorSourceTakeoverTests {
         #expect(busy.first?.contains("81-shaked-iio-sensor-proxy.rules") == false, "\(busy)")
     }
 
+    /// iio-sensor-proxy, stopped so that shaked can have the sensor the hand-over gave it, leaves its buffer on.
+    @Test func aBufferLeftOnByAProgramThatEndedIsTurnedOffOnASensorHandedOver() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = SensorSourceTests().reads(
+            synthesize {
+                $0.motion = .none; $0.before = 1; $0.after = 0
+            })
+        device.udev = ["SHAKED_OWNS": "1"]
+        world.add(device)
+        world.state.withLock { _ = $0.enabled.insert("iio:device0") }
+        let source = SensorSourceTests().source(world)
+        source.findHolders = { _ in [] }
+        source.findSuspects = { [] }
+        source.nodeIsFree = { _ in true }
+        let wakeup = Wakeup()
+        var samples = 0
+        var busy = 0
+        source.busy = { _, _ in
+            busy += 1
+            if busy >= 2 { wakeup.signal() }
+        }
+        source.run(
+            wakeup: wakeup,
+            onSample: { _ in
+                samples += 1
+                if samples >= 10 { wakeup.signal() }
+            }, onBreak: { _ in })
+        #expect(samples >= 10)
+        #expect(busy == 0)
+        let (written, enabled) = world.state.withLock { ($0.written, $0.enabled) }
+        #expect(written.first == "iio:device0/buffer/enable=0", "\(written)")
+        // Not turned on again when capture ends: the program that ran it is gone.
+        #expect(!enabled.contains("iio:device0"))
+    }
+
+    @Test func aBufferRunningOnANodeSomebodyHoldsIsLeftAlone() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.udev = ["SHAKED_OWNS": "1"]
+        world.add(device)
+        world.state.withLock { _ = $0.enabled.insert("iio:device0") }
+        let source = SensorSourceTests().source(world)
+        source.findHolders = { _ in [] }
+        source.findSuspects = { [] }
+        source.nodeIsFree = { _ in false }
+        let wakeup = Wakeup()
+        var busy = 0
+        source.busy = { _, _ in
+            busy += 1
+            wakeup.signal()
+        }
+        source.run(wakeup: wakeup, onSample: { _ in }, onBreak: { _ in })
+        #expect(busy == 1)
+        #expect(world.state.withLock { $0.enabled.contains("iio:device0") })
+    }
+
     @Test func theSensorIsLeftAsItWasFound() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
