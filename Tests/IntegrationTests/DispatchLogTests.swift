@@ -13,14 +13,14 @@ struct DispatchLogTests {
     @Test func shakectlAsAnUnprivilegedUserWritesNothingToTheSystemLog() throws {
         let directory = try Harness.scratch("dispatch-log")
         let trace = "\(directory)/strace.txt"
-        // A command that starts libdispatch's timer thread (the daemon's socket is missing: it says so and ends),
-        // run as nobody.
+        // A command that starts libdispatch's timer thread: listen waits between tries to reach a daemon whose
+        // socket is missing, until timeout ends it. Run as nobody.
         let result = try Command.run(
             "/usr/bin/strace",
             [
-                "-f", "-e", "trace=connect,setpriority", "-o", trace, "/usr/bin/setpriv", "--reuid=65534",
-                "--regid=65534", "--clear-groups", "/usr/bin/env", "-u", "LIBDISPATCH_LOG", Harness.product("shakectl"),
-                "status", "--socket", "/nonexistent/shaked.sock",
+                "-f", "-e", "trace=connect,setpriority", "-o", trace, "/usr/bin/timeout", "5", "/usr/bin/setpriv",
+                "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/env", "-u", "LIBDISPATCH_LOG",
+                Harness.product("shakectl"), "listen", "--socket", "/nonexistent/shaked.sock",
             ])
         #expect(result.status != 0)
         let calls = try String(contentsOfFile: trace, encoding: .utf8)
