@@ -23,12 +23,17 @@ release:
 	@scripts/install-deps.sh build
 	$(SWIFT) build -c release $(INSTALL_SWIFT_FLAGS)
 
-# The whole test suite: unit tests, replayed trace fixtures, property tests, command-line tests, and the scenarios
-# on the real Linux IIO stack in a virtual machine (docs/vm-tests.md; skipped with a message where the machine
-# cannot run them: not root, or no distribution archive).
+# The whole test suite: unit tests, replayed trace fixtures, property tests, command-line tests, the Debian package as
+# `make deb` builds it (release binaries, lintian; where dpkg-buildpackage and lintian are installed: the package
+# tests check it), and the scenarios on the real Linux IIO stack in a virtual machine (docs/vm-tests.md; skipped with
+# a message where the machine cannot run them: not root, or no distribution archive). The package's release build
+# is kept in .build-deb, so later runs rebuild only what changed.
+DEB_OUT := .build-deb/out
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@if command -v dpkg-buildpackage >/dev/null && command -v lintian >/dev/null; then scripts/deb.sh $(DEB_OUT); \
+	else echo "test: dpkg-buildpackage or lintian missing; the package tests use this run's binaries"; rm -rf $(DEB_OUT); fi
+	SHAKED_DEB=$$(ls $(DEB_OUT)/shaked_*.deb 2>/dev/null | head -1) $(SWIFT) test --skip-build
 	@scripts/vm/vm-test.sh
 
 # The daemon on Debian's own kernel with real IIO drivers fed by traces, in QEMU (docs/vm-tests.md).
@@ -107,7 +112,7 @@ format:
 	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources
 
 clean:
-	rm -rf .build .build-vm Benchmarks/.build
+	rm -rf .build .build-vm .build-deb Benchmarks/.build
 
 # make install / make uninstall (docs/install.md): the binaries, the systemd units, the udev rule, the system
 # user, the configuration, man pages and shell completions. DESTDIR stages everything in a folder.

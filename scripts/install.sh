@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # make install-files / make uninstall: puts shaked's files in place, or takes them away again.
 #
-#   scripts/install.sh install     binaries, units, udev rule, sysusers.d file, configuration, man pages (man/)
-#                                  and completions, from binaries already built in BINDIR_BUILD
+#   scripts/install.sh install     binaries, units (the shake-to-undo user unit too), udev rules, sysusers.d,
+#                                  tmpfiles.d and modules-load.d files, configuration, man pages (man/), the
+#                                  examples and completions, from binaries already built in BINDIR_BUILD
 #   scripts/install.sh uninstall   removes exactly those files again
 #
 # The Makefile passes its variables in the environment: PREFIX, SYSCONFDIR, DESTDIR, BINDIR_BUILD,
-# GENERATED_DIR; debian/rules also UNITDIR, UDEVRULESDIR, SYSUSERSDIR, TMPFILESDIR, DBUSPOLICYDIR and
-# DBUSSERVICEDIR. docs/install.md is the guide for people.
+# GENERATED_DIR; debian/rules also UNITDIR, USERUNITDIR, UDEVRULESDIR, SYSUSERSDIR, TMPFILESDIR,
+# MODULESLOADDIR, DBUSPOLICYDIR and DBUSSERVICEDIR. docs/install.md is the guide for people.
 #
 # The configuration file is the one file an administrator edits, so it is never overwritten and is removed
 # only while it is exactly the shipped one. With DESTDIR empty and run as root, the script also tells
@@ -28,9 +29,11 @@ sbindir=$PREFIX/sbin
 # Where systemd and udev files go: under PREFIX by default; a distribution package names its own places
 # (debian/rules: the units and the rule in /lib, as Debian 12 has them).
 unitdir=${UNITDIR:-$PREFIX/lib/systemd/system}
+userunitdir=${USERUNITDIR:-$PREFIX/lib/systemd/user}
 udevrulesdir=${UDEVRULESDIR:-$PREFIX/lib/udev/rules.d}
 sysusersdir=${SYSUSERSDIR:-$PREFIX/lib/sysusers.d}
 tmpfilesdir=${TMPFILESDIR:-$PREFIX/lib/tmpfiles.d}
+modulesloaddir=${MODULESLOADDIR:-$PREFIX/lib/modules-load.d}
 # The D-Bus service (docs/dbus.md). The bus reads policies from /usr/share/dbus-1/system.d (a distribution's)
 # and /etc/dbus-1/system.d (the administrator's), never from /usr/local: a local installation's policy goes in
 # /etc. Activation files are also read from /usr/local/share/dbus-1/system-services.
@@ -38,6 +41,7 @@ dbuspolicydir=${DBUSPOLICYDIR:-$SYSCONFDIR/dbus-1/system.d}
 dbusservicedir=${DBUSSERVICEDIR:-$PREFIX/share/dbus-1/system-services}
 mandir=$PREFIX/share/man
 docdir=$PREFIX/share/doc/shaked
+exampledir=$docdir/examples
 bashcompletiondir=$PREFIX/share/bash-completion/completions
 zshcompletiondir=$PREFIX/share/zsh/site-functions
 fishcompletiondir=$PREFIX/share/fish/vendor_completions.d
@@ -53,17 +57,23 @@ bin:shakectl 0755 $bindir/shakectl
 bin:shaked 0755 $sbindir/shaked
 unit:systemd/shaked.service 0644 $unitdir/shaked.service
 unit:systemd/shaked.socket 0644 $unitdir/shaked.socket
+file:examples/systemd/shake-to-undo.service 0644 $userunitdir/shake-to-undo.service
 file:udev/60-shaked.rules 0644 $udevrulesdir/60-shaked.rules
 file:udev/70-shaked-uinput.rules 0644 $udevrulesdir/70-shaked-uinput.rules
 unit:udev/81-shaked-iio-sensor-proxy.rules 0644 $udevrulesdir/81-shaked-iio-sensor-proxy.rules
 file:systemd/shaked.sysusers 0644 $sysusersdir/shaked.conf
 file:systemd/shaked.tmpfiles 0644 $tmpfilesdir/shaked.conf
+file:systemd/shaked.modules-load 0644 $modulesloaddir/shaked.conf
 file:dbus/io.github.shaked.Shake1.conf 0644 $dbuspolicydir/io.github.shaked.Shake1.conf
 file:dbus/io.github.shaked.Shake1.service 0644 $dbusservicedir/io.github.shaked.Shake1.service
 file:man/shaked.8 0644 $mandir/man8/shaked.8
 file:man/shakectl.1 0644 $mandir/man1/shakectl.1
 file:man/shaked.yaml.5 0644 $mandir/man5/shaked.yaml.5
 file:docs/protocol.md 0644 $docdir/protocol.md
+file:examples/python/README.md 0644 $exampledir/python/README.md
+file:examples/python/shake_listener.py 0644 $exampledir/python/shake_listener.py
+file:examples/python/shake_dbus.py 0644 $exampledir/python/shake_dbus.py
+file:examples/systemd/shake-to-undo.service 0644 $exampledir/systemd/shake-to-undo.service
 generated:shakectl.bash 0644 $bashcompletiondir/shakectl
 generated:_shakectl 0644 $zshcompletiondir/_shakectl
 generated:shakectl.fish 0644 $fishcompletiondir/shakectl.fish
@@ -147,6 +157,10 @@ activate() {
         systemd-tmpfiles --create "$tmpfilesdir/shaked.conf" && say ran "systemd-tmpfiles --create (/run/shaked)" ||
             say skipped "systemd-tmpfiles failed; /run/shaked is made at the next boot"
     fi
+    # uinput now (modules-load.d loads it at boot), before udev is told, so that /dev/uinput gets its group.
+    if command -v modprobe >/dev/null 2>&1; then
+        modprobe uinput >/dev/null 2>&1 && say ran "modprobe uinput" || say skipped "modprobe uinput failed"
+    fi
     if command -v udevadm >/dev/null 2>&1 && udevadm control --reload >/dev/null 2>&1; then
         say ran "udevadm control --reload"
         udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
@@ -183,7 +197,9 @@ uninstall_files() {
             say removed "$target"
         fi
     done < <(manifest)
-    if [ -d "$DESTDIR$docdir" ] && rmdir "$DESTDIR$docdir" 2>/dev/null; then say removed "$DESTDIR$docdir/"; fi
+    for folder in "$exampledir/python" "$exampledir/systemd" "$exampledir" "$docdir"; do
+        if [ -d "$DESTDIR$folder" ] && rmdir "$DESTDIR$folder" 2>/dev/null; then say removed "$DESTDIR$folder/"; fi
+    done
     uninstall_config
     if live_system; then
         # The service is gone: its runtime directory goes too (systemd-tmpfiles made it, nothing will again).
@@ -193,7 +209,8 @@ uninstall_files() {
         fi
         if command -v udevadm >/dev/null 2>&1 && udevadm control --reload >/dev/null 2>&1; then
             say ran "udevadm control --reload"
-            # The hand-over rule is gone: iio-sensor-proxy gets its type back on the accelerometer shaked had.
+            # The hand-over rule is gone: iio-sensor-proxy gets its type back on the accelerometer shaked had,
+            # and /dev/uinput udev's default (root only).
             udevadm trigger --action=change --subsystem-match=iio >/dev/null 2>&1 &&
                 say ran "udevadm trigger --action=change --subsystem-match=iio" || true
             # The uinput rule is gone: /dev/uinput is root's again (its group goes back to root).

@@ -58,9 +58,11 @@ public final class BufferedDriver: SensorDriver {
             do {
                 try context.setTrigger(device: accelerometer.id, trigger: trigger)
                 details.append("trigger \(accelerometer.triggerName ?? trigger)")
-            } catch  where error.isBusy {
+            } catch  where error.isBusy || error.isPermissionDenied {
                 // Another program runs the buffer with this trigger: running without it would read nothing
-                // useful. The source names the holder and tries again later.
+                // useful. The source names the holder and tries again later. Or the daemon may not write the
+                // trigger (yet): nor could it enable the buffer; the source tries again when udev has given it
+                // the attributes.
                 throw .failed(error)
             } catch {
                 logger.warning(

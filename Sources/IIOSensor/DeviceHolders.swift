@@ -59,11 +59,25 @@ public enum DeviceHolders {
         return found.sorted { $0.pid < $1.pid }
     }
 
+    /// Whether nobody holds the IIO device node now: an IIO character device opens once, so opening it (and
+    /// closing it at once) succeeds only then. False when it is busy, or cannot be opened for another reason
+    /// (no right to it: then nothing can be said).
+    public static func nodeIsFree(_ node: String) -> Bool {
+        let fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+
     /// The accelerometer's known other users.
     public static let knownUsers: Set<String> = ["iio-sensor-proxy"]
 
     /// What to tell the user: who holds it (or, when that cannot be seen, who probably does), and what to do.
-    public static func advice(device: String, holders: [Holder], suspects: [Holder] = []) -> String {
+    /// - Parameter handedOver: shaked's hand-over rule gave the device to shaked (udev's `SHAKED_OWNS=1`):
+    ///   iio-sensor-proxy, started before that, still uses it and only needs a restart.
+    public static func advice(
+        device: String, holders: [Holder], suspects: [Holder] = [], handedOver: Bool = false
+    ) -> String {
         let who: String
         if !holders.isEmpty {
             who = "is held by " + holders.map(\.description).joined(separator: ", ")
@@ -76,9 +90,14 @@ public enum DeviceHolders {
         }
         let isProxy = (holders + suspects).contains { $0.command == "iio-sensor-proxy" }
         let what =
-            isProxy
-            ? "install shaked's hand-over rule (81-shaked-iio-sensor-proxy.rules, with sensor.relay on or auto) so that iio-sensor-proxy reads the relay instead, then `udevadm trigger --subsystem-match=iio` and restart iio-sensor-proxy"
-            : "stop that program, or choose another sensor with sensor.device"
+            switch (isProxy, handedOver) {
+            case (true, true):
+                "shaked's hand-over rule gives the device to shaked, but iio-sensor-proxy started before it applied and still reads it: restart iio-sensor-proxy (`systemctl restart iio-sensor-proxy.service`), which then reads shaked's relay"
+            case (true, false):
+                "hand the device over with shaked's hand-over rule (81-shaked-iio-sensor-proxy.rules, with sensor.relay on or auto): with the rule installed, run `udevadm trigger --action=change --subsystem-match=iio`, then restart iio-sensor-proxy, which then reads shaked's relay"
+            default:
+                "stop that program, or choose another sensor with sensor.device"
+            }
         return "/dev/\(device) \(who): \(what); shaked retries with back-off"
     }
 

@@ -100,6 +100,9 @@ public struct IIOError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isNoDevices: Bool { code == 2 }
     /// EBUSY: another program holds the device (its node open, or its buffer or trigger in use).
     public var isBusy: Bool { code == 16 }
+    /// EACCES or EPERM: the daemon may not write the attribute (yet: udev gives its group a new device's
+    /// attributes a moment after the device appears).
+    public var isPermissionDenied: Bool { code == 13 || code == 1 }
     /// The device is gone: ENODEV, ENXIO, EBADF, ENOENT. (EIO may be a passing bus error.)
     public var isDeviceGone: Bool { [19, 6, 9, 2].contains(code) }
 }

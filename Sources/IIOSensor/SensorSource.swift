@@ -26,16 +26,20 @@ public final class SensorSource {
         /// ``BufferedDriver/wakeupsPerSecond`` times a second (the kernel wakes a buffer's poller at every scan,
         /// whatever the watermark). False only for tests whose clock is simulated.
         public var pacedReads: Bool
+        /// The first wait, seconds, before setting up a sensor again whose attributes udev has not yet given the
+        /// daemon (``PermissionRetry``).
+        public var permissionRetryFirst: Double
 
         public init(
             request: DeviceRequest = .automatic, rate: Double = 100, rescanInterval: Duration = .seconds(1),
-            retryInterval: Duration = .seconds(10), pacedReads: Bool = true
+            retryInterval: Duration = .seconds(10), pacedReads: Bool = true, permissionRetryFirst: Double = 0.25
         ) {
             self.request = request
             self.rate = rate
             self.rescanInterval = rescanInterval
             self.retryInterval = retryInterval
             self.pacedReads = pacedReads
+            self.permissionRetryFirst = permissionRetryFirst
         }
     }
 
@@ -51,7 +55,10 @@ public final class SensorSource {
     public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
     /// The running programs known to use accelerometers, for when the holder cannot be seen.
     public var findSuspects: () -> [DeviceHolders.Holder] = { DeviceHolders.running(DeviceHolders.knownUsers) }
+    /// Whether nobody holds a device node (`/dev/iio:deviceN`) now.
+    public var nodeIsFree: (String) -> Bool = { DeviceHolders.nodeIsFree($0) }
     private var backoff = RetryBackoff()
+    private var permissions: PermissionRetry
 
     private let backend: any IIOBackend
     private let configuration: Configuration
@@ -65,6 +72,7 @@ public final class SensorSource {
     ) {
         self.backend = backend.logging(to: logger)
         self.configuration = configuration
+        permissions = PermissionRetry(first: configuration.permissionRetryFirst)
         self.logger = logger
         self.monotonic = monotonic
     }
@@ -110,6 +118,7 @@ public final class SensorSource {
                 if waitForChange(from: fingerprint, wakeup: wakeup) { return }
                 continue
             }
+            permissions.present(Set(context.devices.map(\.id)))
             let accelerometers = AccelerometerDiscovery.discover(in: context, logger: logger)
             guard let selection = DeviceSelection.choose(from: accelerometers, request: configuration.request) else {
                 if accelerometers.isEmpty {
@@ -153,6 +162,8 @@ public final class SensorSource {
                 let wait = backoff.next()
                 logger.debug("retrying the busy sensor", metadata: ["seconds": "\(DecimalText.format(wait))"])
                 if wakeup.sleep(for: .milliseconds(Int64(wait * 1000))) { return }
+            case .refused(let wait):
+                if wakeup.sleep(for: .microseconds(Int64((wait * 1e6).rounded()))) { return }
             }
         }
     }
@@ -165,6 +176,9 @@ public final class SensorSource {
         case restart(String)
         /// The sensor is held by another program: try again after a back-off.
         case busy
+        /// Set-up was refused (EACCES, EPERM) before udev gave the daemon the attributes: try again after this
+        /// many seconds.
+        case refused(Double)
     }
 
     private func capture(
@@ -172,10 +186,12 @@ public final class SensorSource {
         lowestRate: Double?, onSample: (Sample) -> Void, onBreak: (String) -> Void
     ) -> CaptureOutcome {
         let accelerometer = selection.accelerometer
+        turnOffLeftBuffer(accelerometer, context: context)
         // As the device was found, to leave it so (a program that used it before resumes).
         let found = context.deviceState(device: accelerometer.id)
         defer { if let found { restore(found, of: accelerometer, context: context) } }
-        let rate = configureRate(accelerometer, context: context, lowestRate: lowestRate)
+        let (rate, rateRefused) = configureRate(accelerometer, context: context, lowestRate: lowestRate)
+        if let rateRefused, let wait = refused(accelerometer, error: rateRefused) { return .refused(wait) }
         logger.info(
             "using accelerometer",
             metadata: [
@@ -194,10 +210,17 @@ public final class SensorSource {
                 driver = try BufferedDriver(
                     accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic,
                     paced: configuration.pacedReads)
+            } catch .failed(let failure) where failure.isPermissionDenied && permissions.retries(accelerometer.id) {
+                if let wait = refused(accelerometer, error: failure) { return .refused(wait) }
+                logger.warning(
+                    accelerometer.hasRawAttributes
+                        ? "cannot start the buffer; polling instead" : "cannot start the buffer",
+                    metadata: ["device": "\(accelerometer.id)", "error": "\(failure)"])
             } catch .failed(let failure) where failure.isBusy {
                 let holders = findHolders("/dev/\(accelerometer.id)")
                 let advice = DeviceHolders.advice(
-                    device: accelerometer.id, holders: holders, suspects: holders.isEmpty ? findSuspects() : [])
+                    device: accelerometer.id, holders: holders, suspects: holders.isEmpty ? findSuspects() : [],
+                    handedOver: context.udevProperties(device: accelerometer.id)["SHAKED_OWNS"] == "1")
                 logger.error(
                     "the sensor is busy: another program holds it",
                     metadata: ["device": "\(accelerometer.id)", "error": "\(failure)", "advice": "\(advice)"])
@@ -223,6 +246,7 @@ public final class SensorSource {
         logger.info(
             "capturing from the sensor", metadata: ["device": "\(accelerometer.id)", "driver": "\(driver.summary)"])
         backoff.reset()
+        permissions.succeeded(accelerometer.id)
         sensorChanged((accelerometer, rate))
         defer { sensorChanged(nil) }
 
@@ -306,6 +330,27 @@ public final class SensorSource {
         }
     }
 
+    /// A buffer found running on a device that shaked's hand-over rule gave to shaked (udev's `SHAKED_OWNS=1`)
+    /// while nobody holds its node: a program that has ended left it on (iio-sensor-proxy does when it stops, as
+    /// the hand-over has it do), and every set-up would be refused (EBUSY) for as long as it runs. It is turned
+    /// off, and not turned on again when capture ends.
+    private func turnOffLeftBuffer(_ accelerometer: Accelerometer, context: any IIOContextHandle) {
+        guard context.deviceState(device: accelerometer.id)?.bufferEnabled == true,
+            context.udevProperties(device: accelerometer.id)["SHAKED_OWNS"] == "1",
+            nodeIsFree("/dev/\(accelerometer.id)")
+        else { return }
+        do {
+            try context.writeBuffer(device: accelerometer.id, attribute: "enable", value: "0")
+            logger.notice(
+                "turned off the buffer a program that has ended left running on the sensor handed over to shaked",
+                metadata: ["device": "\(accelerometer.id)"])
+        } catch {
+            logger.warning(
+                "cannot turn off the buffer left running on the sensor handed over to shaked",
+                metadata: ["device": "\(accelerometer.id)", "error": "\(error)"])
+        }
+    }
+
     /// Puts the device back as it was found: trigger, buffer length and watermark, rate, scan elements, and the
     /// buffer on again if it was.
     private func restore(_ found: DeviceState, of accelerometer: Accelerometer, context: any IIOContextHandle) {
@@ -349,14 +394,36 @@ public final class SensorSource {
         return .restart("switching to another sensor")
     }
 
+    /// Set-up of `accelerometer` was refused (`error`: EACCES, EPERM): the wait before trying again, or nil when
+    /// it is given up on (logged once each).
+    private func refused(_ accelerometer: Accelerometer, error: IIOError) -> Double? {
+        let first = permissions.tries == 0 || permissions.device != accelerometer.id
+        guard let wait = permissions.refused(accelerometer.id) else {
+            logger.warning(
+                "udev has still not given the daemon the sensor's attributes; going on without them",
+                metadata: [
+                    "device": "\(accelerometer.id)", "error": "\(error)", "tries": "\(permissions.maximumTries + 1)",
+                ])
+            return nil
+        }
+        if first {
+            logger.notice(
+                "the sensor's attributes are not writable yet (udev gives them to the daemon a moment after the device appears); trying again",
+                metadata: ["device": "\(accelerometer.id)", "error": "\(error)"])
+        }
+        return wait
+    }
+
     /// Sets the sampling rate: the configured one, or the nearest listed rate at or above 50 Hz; with
     /// `lowestRate`, the lowest offered at or above it.
-    /// - Returns: the rate the device reports afterwards (the requested one when it has no such attribute).
+    /// - Returns: the rate the device reports afterwards (the requested one when it has no such attribute), and
+    ///   the error when the write was refused (EACCES, EPERM) while the device is still retried for that
+    ///   (``PermissionRetry``): then nothing is logged, the caller decides.
     private func configureRate(
         _ accelerometer: Accelerometer, context: any IIOContextHandle, lowestRate: Double?
-    ) -> Double {
+    ) -> (rate: Double, refused: IIOError?) {
         let requested = lowestRate ?? configuration.rate
-        guard let attribute = accelerometer.frequencyAttribute else { return requested }
+        guard let attribute = accelerometer.frequencyAttribute else { return (requested, nil) }
         var available: SamplingFrequency.Available?
         if let name = accelerometer.availableFrequenciesAttribute,
             let text = try? context.read(device: accelerometer.id, attribute: name)
@@ -369,6 +436,7 @@ public final class SensorSource {
         do {
             try context.write(device: accelerometer.id, attribute: attribute, value: DecimalText.format(rate))
         } catch {
+            if error.isPermissionDenied, permissions.retries(accelerometer.id) { return (rate, error) }
             logger.warning(
                 "cannot set the sampling rate",
                 metadata: [
@@ -387,9 +455,9 @@ public final class SensorSource {
                         "asked": "\(DecimalText.format(rate)) Hz",
                     ])
             }
-            return actual
+            return (actual, nil)
         }
-        return rate
+        return (rate, nil)
     }
 
     /// Waits until the devices present change (or, where that cannot be seen, one rescan interval; or the

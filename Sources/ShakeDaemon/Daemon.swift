@@ -100,6 +100,14 @@ public final class Daemon: Sendable {
     /// - Returns: the exit status.
     public func run() async -> Int32 {
         let stopSignals = await StopSignals.trap()
+        if case .iio(let backend, let configuration) = input {
+            // Before the socket serves (a socket-activated start has its first client waiting already): a local
+            // sensor is looked up without being opened (sysfs only), so that the first answer names it.
+            let found =
+                backend.uri == nil
+                ? SensorSource(backend: backend, configuration: configuration, logger: logger).peek() : nil
+            status.update { $0.sensor = .starting(found) }
+        }
         let serverConfiguration = ServerConfiguration(started)
         var server: ShakeServer?
         if let listener = runOptions.listener {

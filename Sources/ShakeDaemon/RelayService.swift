@@ -4,34 +4,46 @@ import ServiceLifecycle
 import UInput
 
 /// The relay's decisions, made on the source's thread and carried to the ``RelayService``: the
-/// ``AccelerometerRelay`` while the relay is on (nil once its device could not be made), and its actions.
+/// ``AccelerometerRelay`` while the relay is on, its actions, and the service's own tries at making its device
+/// again.
 final class RelayLink: Sendable {
-    private let relay = Locked<AccelerometerRelay?>(AccelerometerRelay())
-    private let stream = AsyncStream.makeStream(of: AccelerometerRelay.Action.self)
+    /// What the relay service is handed: an action of the relay, or a try that is due.
+    enum Step: Sendable, Equatable {
+        case action(AccelerometerRelay.Action)
+        /// Try again to make the device, if the try is not stale (``RelayRetry/due(generation:)``).
+        case retry(generation: Int)
+    }
+
+    private let relay = Locked(AccelerometerRelay())
+    private let stream = AsyncStream.makeStream(of: Step.self)
     private let capture: CaptureSwitch
 
     init(capture: CaptureSwitch) {
         self.capture = capture
     }
 
-    var actions: AsyncStream<AccelerometerRelay.Action> { stream.stream }
+    var steps: AsyncStream<Step> { stream.stream }
 
-    /// Runs a step of the relay (while it is on) and hands its action to the relay service.
+    /// Runs a step of the relay and hands its action to the relay service.
     func act(_ step: (inout AccelerometerRelay) -> AccelerometerRelay.Action?) {
-        let action = relay.withLock { relay -> AccelerometerRelay.Action? in
-            guard relay != nil else { return nil }
-            return step(&relay!)
+        if let action = relay.withLock(step) { stream.continuation.yield(.action(action)) }
+    }
+
+    /// Hands the service a try at making the device again, after `wait`.
+    func retry(generation: Int, after wait: Duration) {
+        let continuation = stream.continuation
+        Task {
+            try? await Task.sleep(for: wait)
+            continuation.yield(.retry(generation: generation))
         }
-        if let action { stream.continuation.yield(action) }
     }
 
-    /// The relay's device cannot be made: the relay stops, and with it capture for its sake.
-    func failed() {
-        relay.withLock { $0 = nil }
-        capture.update { $0.relayChanged(false) }
+    /// Whether the relay's device exists: while it cannot be made, capture does not run for its sake.
+    func available(_ available: Bool) {
+        capture.update { $0.relayChanged(available) }
     }
 
-    /// No more actions: the service's loop ends.
+    /// No more steps: the service's loop ends.
     func finish() {
         stream.continuation.finish()
     }
@@ -39,7 +51,8 @@ final class RelayLink: Sendable {
 
 /// The relay to iio-sensor-proxy: performs what ``AccelerometerRelay`` decided on the source's thread — makes
 /// the uinput accelerometer (after writing the udev properties it carries over), reports readings to it, and
-/// destroys it when the sensor goes or the daemon stops.
+/// destroys it when the sensor goes or the daemon stops. A device that cannot be made (no /dev/uinput yet, or no
+/// right to it yet) is tried again, less and less often (``RelayRetry``), for as long as it is wanted.
 struct RelayService: Service {
     let link: RelayLink
     /// Where the udev rule (81-shaked-iio-sensor-proxy.rules) imports the input device's properties from.
@@ -52,32 +65,19 @@ struct RelayService: Service {
 
     func run() async {
         var device: VirtualAccelerometer?
+        var retry = RelayRetry()
         var failures = 0
-        for await action in link.actions.cancelOnGracefulShutdown() {
-            switch action {
-            case .create(let relay):
+        for await step in link.steps.cancelOnGracefulShutdown() {
+            switch step {
+            case .action(.create(let relay)):
                 device?.close()
                 device = nil
-                writeProperties(relay)
-                do {
-                    let made = try VirtualAccelerometer(name: relay.name, path: uinputPath)
-                    device = made
-                    logger.info(
-                        "relaying the accelerometer to iio-sensor-proxy",
-                        metadata: [
-                            "device": "\(relay.source)", "input": "\(made.systemName ?? "unknown")",
-                            "name": "\(relay.name)",
-                            "mount_matrix": "\(relay.properties["ACCEL_MOUNT_MATRIX"] ?? "")",
-                            "location": "\(relay.properties["ACCEL_LOCATION"] ?? "unknown")",
-                        ])
-                } catch {
-                    logger.error(
-                        "cannot make the relay's uinput accelerometer; iio-sensor-proxy gets no readings",
-                        metadata: ["error": "\(error)", "path": "\(uinputPath)"])
-                    // The relay cannot work (no /dev/uinput, or no right to it): capture stops for its sake.
-                    link.failed()
-                }
-            case .update(let x, let y, let z):
+                retry.create(relay)
+                device = make(relay, retry: &retry)
+            case .retry(let generation):
+                guard let relay = retry.due(generation: generation) else { continue }
+                device = make(relay, retry: &retry)
+            case .action(.update(let x, let y, let z)):
                 guard let current = device else { continue }
                 do {
                     try current.report(x: x, y: y, z: z)
@@ -89,14 +89,50 @@ struct RelayService: Service {
                             "cannot write to the relay's uinput accelerometer", metadata: ["error": "\(error)"])
                     }
                 }
-            case .destroy:
+            case .action(.destroy):
                 if device != nil { logger.info("the relay's uinput accelerometer is removed") }
                 device?.close()
                 device = nil
+                if retry.failures > 0 { link.available(true) }
+                retry.destroy()
             }
         }
         device?.close()
         try? FileManager.default.removeItem(atPath: propertiesPath)
+    }
+
+    /// Makes the device (after writing its properties), and says what came of it; a failure schedules the next
+    /// try.
+    private func make(_ relay: AccelerometerRelay.Device, retry: inout RelayRetry) -> VirtualAccelerometer? {
+        writeProperties(relay)
+        let made: VirtualAccelerometer
+        do {
+            made = try VirtualAccelerometer(name: relay.name, path: uinputPath)
+        } catch {
+            guard case .retry(let wait, let generation, let first) = retry.tried(succeeded: false) else { return nil }
+            if first {
+                logger.error(
+                    "cannot make the relay's uinput accelerometer; iio-sensor-proxy gets no readings until it can: trying again, less and less often",
+                    metadata: ["error": "\(error)", "path": "\(uinputPath)"])
+                // Until then, capture does not run for the relay's sake.
+                link.available(false)
+            }
+            link.retry(generation: generation, after: wait)
+            return nil
+        }
+        if case .recovered(let failures) = retry.tried(succeeded: true) {
+            logger.notice(
+                "the relay's uinput accelerometer could be made after all", metadata: ["tries": "\(failures + 1)"])
+            link.available(true)
+        }
+        logger.info(
+            "relaying the accelerometer to iio-sensor-proxy",
+            metadata: [
+                "device": "\(relay.source)", "input": "\(made.systemName ?? "unknown")", "name": "\(relay.name)",
+                "mount_matrix": "\(relay.properties["ACCEL_MOUNT_MATRIX"] ?? "")",
+                "location": "\(relay.properties["ACCEL_LOCATION"] ?? "unknown")",
+            ])
+        return made
     }
 
     /// Writes the properties before the device exists, so that udev finds them when it adds it. A file that

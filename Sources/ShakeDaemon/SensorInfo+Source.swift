@@ -13,6 +13,16 @@ extension SensorInfo {
             location: accelerometer.location?.rawValue)
     }
 
+    /// Before the source has reported anything: the accelerometer the daemon found as it started, if it looked
+    /// (a local sensor, found without opening it), in the state `starting`; else no sensor yet, `starting` too.
+    /// So the first `status` or `hello` after a socket activation says the daemon is starting, not that there is
+    /// no sensor.
+    public static func starting(_ found: Accelerometer?) -> SensorInfo {
+        var info = found.map(SensorInfo.iio) ?? SensorInfo(source: "none")
+        info.state = "starting"
+        return info
+    }
+
     /// Capture started from `accelerometer` at `rate` Hz.
     /// - Returns: systemd's status line.
     public mutating func capturing(_ accelerometer: Accelerometer, rate: Double) -> String {

@@ -132,6 +132,8 @@ actor CommandRunner {
     private static func run(_ words: [String], for notification: ServerMessage.Notification) async {
         var variables: [Environment.Key: String?] = [:]
         for (key, value) in environment(for: notification) { variables[Environment.Key(stringLiteral: key)] = value }
+        // shakectl's own quieting of libdispatch is not the command's.
+        if ShakectlMain.quietedDispatchLog { variables["LIBDISPATCH_LOG"] = .some(nil) }
         do {
             let result = try await Subprocess.run(
                 .path("/usr/bin/env"), arguments: Arguments(words), environment: .inherit.updating(variables),

@@ -1,7 +1,7 @@
 import ArgumentParser
 import ShakeProtocol
 
-@main
+/// The command (its entry point is ``ShakectlMain``).
 struct Shakectl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shakectl",

@@ -54,6 +54,24 @@ struct DeviceStateTests {
         backoff.reset()
         #expect(backoff.next() == 1)
     }
+
+    @Test func refusedSetUpIsTriedAgainABoundedNumberOfTimesPerDevice() {
+        var retry = PermissionRetry(first: 0.25, maximumTries: 6)
+        #expect((0..<6).map { _ in retry.refused("iio:device0") } == [0.25, 0.5, 1, 2, 4, 8])
+        // Given up on: set up without the refused writes from now on, at once.
+        #expect(retry.refused("iio:device0") == nil)
+        #expect(!retry.retries("iio:device0"))
+        #expect(retry.refused("iio:device0") == nil)
+        // Another device has its own count; one that got through starts again.
+        #expect(retry.refused("iio:device1") == 0.25)
+        #expect(retry.refused("iio:device1") == 0.5)
+        retry.succeeded("iio:device1")
+        #expect(retry.refused("iio:device1") == 0.25)
+        // The device given up on vanished: when it returns, it is tried in full again.
+        retry.present(["iio:device1"])
+        #expect(retry.retries("iio:device0"))
+        #expect(retry.refused("iio:device0") == 0.25)
+    }
 }
 
 /// Who holds a device node, from a /proc laid out in a temporary folder.
@@ -98,7 +116,14 @@ struct DeviceHoldersTests {
     @Test func theAdviceSaysWhoAndWhatToDo() {
         let proxy = DeviceHolders.advice(device: "iio:device0", holders: [.init(pid: 812, command: "iio-sensor-proxy")])
         #expect(
-            proxy.hasPrefix("/dev/iio:device0 is held by iio-sensor-proxy (pid 812): install shaked's hand-over rule"))
+            proxy.hasPrefix(
+                "/dev/iio:device0 is held by iio-sensor-proxy (pid 812): hand the device over with shaked's hand-over rule"
+            ))
+        // The rule already gave the device to shaked: iio-sensor-proxy only has to let go, not the rule installed.
+        let handedOver = DeviceHolders.advice(
+            device: "iio:device0", holders: [.init(pid: 812, command: "iio-sensor-proxy")], handedOver: true)
+        #expect(handedOver.contains("restart iio-sensor-proxy (`systemctl restart iio-sensor-proxy.service`)"))
+        #expect(!handedOver.contains("udevadm trigger"))
         let suspected = DeviceHolders.advice(
             device: "iio:device0", holders: [], suspects: [.init(pid: 812, command: "iio-sensor-proxy")])
         #expect(suspected.hasPrefix("/dev/iio:device0 is in use, probably by iio-sensor-proxy (pid 812)"))

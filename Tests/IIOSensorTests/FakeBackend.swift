@@ -31,9 +31,16 @@ final class FakeWorld: Sendable {
         var looks = 0
         /// Devices whose node another program holds: opening their buffer fails with EBUSY this many more times.
         var busyOpens: [String: Int] = [:]
+        /// Devices whose attributes udev has not yet given the daemon: every write to them (rate, trigger,
+        /// buffer) fails with EACCES until this many more looks at the world have passed (nil: never).
+        var ungranted: [String: Int?] = [:]
 
         mutating func look() {
             looks += 1
+            for (device, left) in ungranted {
+                guard let left else { continue }
+                if left <= 1 { ungranted.removeValue(forKey: device) } else { ungranted[device] = left - 1 }
+            }
             if let appearing, looks >= appearing.after {
                 devices.append(appearing.device)
                 self.appearing = nil
@@ -117,7 +124,15 @@ final class FakeContext: IIOContextHandle {
         IIOError(code: 16, operation: "\(what) of \(id)", reason: "Device or resource busy")
     }
 
+    /// EACCES while udev has not given the daemon the device's attributes.
+    private func ungranted(_ id: String, _ what: String) throws(IIOError) {
+        if world.state.withLock({ $0.ungranted.keys.contains(id) }) {
+            throw IIOError(code: 13, operation: "\(what) of \(id)", reason: "Permission denied")
+        }
+    }
+
     func write(device id: String, attribute: String, value: String) throws(IIOError) {
+        try ungranted(id, "writing \(value) to \(attribute)")
         enum Outcome { case written, gone, busy, refused }
         let outcome = world.state.withLock { state -> Outcome in
             guard let index = state.devices.firstIndex(where: { $0.info.id == id }) else { return .gone }
@@ -136,7 +151,14 @@ final class FakeContext: IIOContextHandle {
     }
 
     func writeBuffer(device id: String, attribute: String, value: String) throws(IIOError) {
+        try ungranted(id, "writing \(value) to buffer/\(attribute)")
         let enabled = world.state.withLock { state in
+            // Like the kernel, the buffer can always be turned off.
+            if attribute == "enable", value == "0" {
+                state.written.append("\(id)/buffer/enable=0")
+                state.enabled.remove(id)
+                return false
+            }
             if state.enabled.contains(id) { return true }
             state.written.append("\(id)/buffer/\(attribute)=\(value)")
             if let index = state.devices.firstIndex(where: { $0.info.id == id }) {
@@ -148,6 +170,7 @@ final class FakeContext: IIOContextHandle {
     }
 
     func setTrigger(device id: String, trigger: String?) throws(IIOError) {
+        try ungranted(id, "writing trigger/current_trigger")
         let name = trigger.map { trigger in devices.first { $0.id == trigger }?.name ?? trigger } ?? ""
         world.state.withLock { state in
             state.written.append("\(id)/trigger=\(trigger ?? "none")")
@@ -191,6 +214,7 @@ final class FakeContext: IIOContextHandle {
     }
 
     func openBuffer(device id: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle {
+        try ungranted(id, "writing 1 to buffer/enable")
         let busy = world.state.withLock { state in
             if state.enabled.contains(id) { return true }
             if let held = state.busyOpens[id], held > 0 {

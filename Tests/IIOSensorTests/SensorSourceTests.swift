@@ -164,6 +164,85 @@ struct SensorSourceTakeoverTests {
         #expect(!world.state.withLock { $0.written }.contains { $0.contains("polling") })
     }
 
+    @Test func aBusySensorAlreadyHandedOverAsksForIIOSensorProxysRestartNotTheRule() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = SensorSourceTests().reads(
+            synthesize {
+                $0.motion = .none; $0.before = 1; $0.after = 0
+            })
+        // The hand-over rule ran on it (81-shaked-iio-sensor-proxy.rules), but iio-sensor-proxy still holds it.
+        device.udev = ["SHAKED_OWNS": "1"]
+        world.add(device)
+        world.state.withLock { $0.busyOpens["iio:device0"] = 1 }
+        let source = SensorSourceTests().source(world)
+        var busy: [String] = []
+        source.busy = { _, advice in busy.append(advice) }
+        source.findHolders = { _ in [.init(pid: 812, command: "iio-sensor-proxy")] }
+        let result = SensorSourceTests().run(source) { samples, _, _ in samples.count >= 10 }
+        #expect(result.samples.count >= 10)
+        #expect(busy.count == 1)
+        #expect(busy.first?.contains("systemctl restart iio-sensor-proxy.service") == true, "\(busy)")
+        #expect(busy.first?.contains("81-shaked-iio-sensor-proxy.rules") == false, "\(busy)")
+    }
+
+    /// iio-sensor-proxy, stopped so that shaked can have the sensor the hand-over gave it, leaves its buffer on.
+    @Test func aBufferLeftOnByAProgramThatEndedIsTurnedOffOnASensorHandedOver() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = SensorSourceTests().reads(
+            synthesize {
+                $0.motion = .none; $0.before = 1; $0.after = 0
+            })
+        device.udev = ["SHAKED_OWNS": "1"]
+        world.add(device)
+        world.state.withLock { _ = $0.enabled.insert("iio:device0") }
+        let source = SensorSourceTests().source(world)
+        source.findHolders = { _ in [] }
+        source.findSuspects = { [] }
+        source.nodeIsFree = { _ in true }
+        let wakeup = Wakeup()
+        var samples = 0
+        var busy = 0
+        source.busy = { _, _ in
+            busy += 1
+            if busy >= 2 { wakeup.signal() }
+        }
+        source.run(
+            wakeup: wakeup,
+            onSample: { _ in
+                samples += 1
+                if samples >= 10 { wakeup.signal() }
+            }, onBreak: { _ in })
+        #expect(samples >= 10)
+        #expect(busy == 0)
+        let (written, enabled) = world.state.withLock { ($0.written, $0.enabled) }
+        #expect(written.first == "iio:device0/buffer/enable=0", "\(written)")
+        // Not turned on again when capture ends: the program that ran it is gone.
+        #expect(!enabled.contains("iio:device0"))
+    }
+
+    @Test func aBufferRunningOnANodeSomebodyHoldsIsLeftAlone() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.udev = ["SHAKED_OWNS": "1"]
+        world.add(device)
+        world.state.withLock { _ = $0.enabled.insert("iio:device0") }
+        let source = SensorSourceTests().source(world)
+        source.findHolders = { _ in [] }
+        source.findSuspects = { [] }
+        source.nodeIsFree = { _ in false }
+        let wakeup = Wakeup()
+        var busy = 0
+        source.busy = { _, _ in
+            busy += 1
+            wakeup.signal()
+        }
+        source.run(wakeup: wakeup, onSample: { _ in }, onBreak: { _ in })
+        #expect(busy == 1)
+        #expect(world.state.withLock { $0.enabled.contains("iio:device0") })
+    }
+
     @Test func theSensorIsLeftAsItWasFound() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
@@ -190,5 +269,53 @@ struct SensorSourceTakeoverTests {
         #expect(values["buffer/watermark"] == "1")
         #expect(values["sampling_frequency"] == "12.5")
         #expect(!enabled.contains("iio:device0"))
+    }
+}
+
+/// A sensor that appears while the daemon runs, opened before udev has given the daemon's group its attributes
+/// (60-shaked.rules changes them a moment after the node is made).
+struct SensorSourcePermissionTests {
+    func source(_ world: FakeWorld) -> SensorSource {
+        SensorSource(
+            backend: FakeBackend(world: world),
+            configuration: .init(
+                rate: 100, rescanInterval: .milliseconds(1), retryInterval: .milliseconds(5), pacedReads: false,
+                permissionRetryFirst: 0.001),
+            logger: quietLogger, monotonic: world.clock)
+    }
+
+    @Test func setUpRefusedUntilUdevGrantsTheAttributesIsTriedAgainAndCapturesBuffered() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        let trace = synthesize {
+            $0.before = 1; $0.after = 1; $0.duration = 1.2
+        }
+        device.reads = SensorSourceTests().reads(trace)
+        world.add(device)
+        world.add(.trigger(number: 0, name: "fake-accel-dev0"))
+        // udev gets to it after a few looks at the devices (each try makes a new context).
+        world.state.withLock { $0.ungranted["iio:device0"] = 6 }
+        let result = SensorSourceTests().run(source(world)) { samples, _, _ in samples.count >= trace.count }
+        // Every sample of the trace, from the buffer (polling would read the constant _raw values).
+        #expect(result.samples.count == trace.count)
+        #expect(outline(result.events) == ["began", "ended"])
+        let written = world.state.withLock { $0.written }
+        #expect(written.contains("iio:device0/sampling_frequency=100"))
+        #expect(written.contains("iio:device0/buffer channels=accel_x,accel_y,accel_z,timestamp samples=20"))
+    }
+
+    @Test func setUpStillRefusedAfterTheRetriesFallsBackToPolling() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = SensorSourceTests().reads(
+            synthesize {
+                $0.motion = .none; $0.before = 1; $0.after = 0
+            })
+        world.add(device)
+        world.state.withLock { $0.ungranted["iio:device0"] = .some(nil) }
+        let result = SensorSourceTests().run(source(world)) { samples, _, _ in samples.count >= 3 }
+        #expect(result.samples.count == 3)
+        #expect(result.samples.allSatisfy { $0.acceleration == Vector3(x: 0, y: 9.81, z: 0) })
+        #expect(!world.state.withLock { $0.written }.contains { $0.contains("buffer channels") })
     }
 }

@@ -2,9 +2,12 @@ import Foundation
 import ShakeTestSupport
 import Testing
 
-/// `make deb`'s package, built by dpkg-buildpackage from the binaries this test run built (scripts/deb.sh with
-/// SHAKED_PREBUILT), checked by lintian, read with dpkg-deb, then installed into, removed from and purged from a
-/// throwaway root with `dpkg --root` (maintainer scripts run with DPKG_ROOT, never touching this machine).
+/// `make deb`'s package: the one `make test` built just before with `make deb` (SHAKED_DEB names it: release
+/// binaries, the way a maker builds it), else one built by dpkg-buildpackage from the binaries this test run built
+/// (scripts/deb.sh with SHAKED_PREBUILT). Checked by lintian, read with dpkg-deb, installed into, removed from and
+/// purged from a throwaway root with `dpkg --root` (maintainer scripts run with DPKG_ROOT, never touching this
+/// machine), and its maintainer scripts run as on a live system, in a mount namespace of their own, against
+/// commands that record what they are asked.
 @Suite(.serialized, .enabled(if: DebianPackage.toolsPresent, "dpkg-buildpackage, debhelper or lintian is missing"))
 struct DebianPackageTests {
     /// What the package installs, as `dpkg-deb --contents` lists it (files and links, folders left out).
@@ -16,6 +19,8 @@ struct DebianPackageTests {
         "lib/udev/rules.d/70-shaked-uinput.rules",
         "lib/udev/rules.d/81-shaked-iio-sensor-proxy.rules",
         "usr/bin/shakectl",
+        "usr/lib/modules-load.d/shaked.conf",
+        "usr/lib/systemd/user/shake-to-undo.service",
         "usr/lib/sysusers.d/shaked.conf",
         "usr/lib/tmpfiles.d/shaked.conf",
         "usr/sbin/shaked",
@@ -24,6 +29,10 @@ struct DebianPackageTests {
         "usr/share/dbus-1/system.d/io.github.shaked.Shake1.conf",
         "usr/share/doc/shaked/changelog.gz",
         "usr/share/doc/shaked/copyright",
+        "usr/share/doc/shaked/examples/python/README.md",
+        "usr/share/doc/shaked/examples/python/shake_dbus.py",
+        "usr/share/doc/shaked/examples/python/shake_listener.py",
+        "usr/share/doc/shaked/examples/systemd/shake-to-undo.service",
         "usr/share/doc/shaked/protocol.md.gz",
         "usr/share/fish/vendor_completions.d/shakectl.fish",
         "usr/share/lintian/overrides/shaked",
@@ -66,6 +75,77 @@ struct DebianPackageTests {
         }
         let service = try String(contentsOfFile: "\(unpacked)/lib/systemd/system/shaked.service", encoding: .utf8)
         #expect(service.contains("\nExecStart=/usr/sbin/shaked --config /etc/shaked/shaked.yaml\n"))
+        // Shake to undo as a user unit, not enabled for anybody (pressing Ctrl+Z on every shake is a choice), and
+        // uinput loaded at boot.
+        let undo = try String(
+            contentsOfFile: "\(unpacked)/usr/lib/systemd/user/shake-to-undo.service", encoding: .utf8)
+        #expect(undo.contains("shakectl key"))
+        let modules = try String(contentsOfFile: "\(unpacked)/usr/lib/modules-load.d/shaked.conf", encoding: .utf8)
+        #expect(modules.split(separator: "\n").filter { !$0.hasPrefix("#") } == ["uinput"])
+    }
+
+    /// What lintian's hardening checks read: a GNU_RELRO segment and immediate binding, on the binaries as the
+    /// package ships them; then lintian itself, failing on warnings.
+    @Test func theBinariesAreHardenedAndLintianPasses() throws {
+        let package = try DebianPackage.built.get()
+        let unpacked = try DebianPackage.unpack(package)
+        for binary in ["usr/sbin/shaked", "usr/bin/shakectl"] {
+            let segments = try Command.run("/usr/bin/readelf", ["-l", "-W", "\(unpacked)/\(binary)"]).stdout
+            #expect(segments.contains("GNU_RELRO"), "\(binary) has no GNU_RELRO segment")
+            // (The test run's own debug binaries are linked without it.)
+            let dynamic = try Command.run("/usr/bin/readelf", ["-d", "-W", "\(unpacked)/\(binary)"]).stdout
+            #expect(
+                DebianPackage.isPrebuilt || dynamic.contains("BIND_NOW") || dynamic.contains("Flags: NOW"),
+                "\(binary) is not bound at start")
+        }
+        // Binaries built for the tests load the Swift runtime from the toolchain (a RUNPATH); a package's are
+        // self-contained.
+        let suppress = DebianPackage.isPrebuilt ? ["--suppress-tags", "custom-library-search-path"] : []
+        let lintian = try Command.run(
+            "/usr/bin/lintian", ["--fail-on", "error,warning", "--info"] + suppress + [package])
+        #expect(lintian.status == 0, "lintian: \(lintian.stdout)\(lintian.stderr)")
+    }
+
+    /// The maintainer scripts as they run on a live system (no DPKG_ROOT, udev and systemd running), in a mount
+    /// namespace whose /run says so, against recording stand-ins for modprobe, udevadm, systemctl, shakectl and
+    /// debhelper's helpers: the order in which they hand the sensor over and take the grants back.
+    @Test func theMaintainerScriptsLoadUinputHandOverAndUndoTheirGrants() throws {
+        let package = try DebianPackage.built.get()
+        let control = try DebianPackage.extractControl(package)
+        let calls = try DebianPackage.liveScripts(control, [("postinst", ["configure", ""])])
+        func index(_ call: String) -> Int? { calls.firstIndex { $0.hasPrefix(call) } }
+        // uinput is loaded before udev is asked to give /dev/uinput its group.
+        let modprobe = try #require(index("modprobe uinput"), "\(calls)")
+        let uinput = try #require(
+            index("udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput"), "\(calls)")
+        let reload = try #require(index("udevadm control --reload"), "\(calls)")
+        let iio = try #require(index("udevadm trigger --action=change --subsystem-match=iio"), "\(calls)")
+        #expect(modprobe < uinput && reload < uinput && reload < iio)
+        // The hand-over: iio-sensor-proxy lets go of the device before shaked starts (a connection to its socket
+        // starts it), and comes back after.
+        let stopProxy = try #require(index("deb-systemd-invoke stop iio-sensor-proxy.service"), "\(calls)")
+        // (A daemon udev started while iio-sensor-proxy still held the device starts afresh, its back-off gone.)
+        let restartShaked = try #require(index("deb-systemd-invoke restart shaked.service"), "\(calls)")
+        let startShaked = try #require(index("shakectl status --socket /run/shaked/shaked.sock"), "\(calls)")
+        #expect(stopProxy < restartShaked && restartShaked < startShaked, "\(calls)")
+        let startProxy = try #require(index("deb-systemd-invoke start iio-sensor-proxy.service"), "\(calls)")
+        #expect(iio < stopProxy && stopProxy < startShaked && startShaked < startProxy, "\(calls)")
+        // The socket is enabled; the shake-to-undo user unit is not, for anybody (each user's choice).
+        #expect(calls.contains("deb-systemd-helper enable shaked.socket"), "\(calls)")
+        #expect(!calls.contains { $0.contains("--user enable") }, "\(calls)")
+
+        // Removal: the socket stops with the service (nothing activates it again), and what the rules granted is
+        // taken back now: /dev/uinput and the IIO devices go through udev again, and iio-sensor-proxy takes its
+        // sensor back.
+        let removal = try DebianPackage.liveScripts(control, [("prerm", ["remove"]), ("postrm", ["remove"])])
+        #expect(
+            removal.contains { $0.hasPrefix("deb-systemd-invoke stop") && $0.contains("shaked.socket") },
+            "\(removal)")
+        let stops = removal.filter { $0.hasPrefix("deb-systemd-invoke stop") }
+        #expect(stops.first?.contains("shaked.socket") == true, "the service stopped before its socket: \(stops)")
+        #expect(removal.contains("udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput"))
+        #expect(removal.contains("udevadm trigger --action=change --subsystem-match=iio"))
+        #expect(removal.contains("deb-systemd-invoke restart iio-sensor-proxy.service"), "\(removal)")
     }
 
     @Test func installRemoveAndPurgeInAThrowawayRoot() throws {
@@ -127,8 +207,15 @@ enum DebianPackage {
             }
     }
 
-    /// The package, built once per test run from this run's binaries.
+    /// Whether the package is built from this run's (debug) binaries rather than taken from `make deb`.
+    static var isPrebuilt: Bool { ProcessInfo.processInfo.environment["SHAKED_DEB"].map(\.isEmpty) ?? true }
+
+    /// The package: `make deb`'s when SHAKED_DEB names it, else built once per test run from this run's binaries.
     static let built: Result<String, HarnessError> = {
+        if let deb = ProcessInfo.processInfo.environment["SHAKED_DEB"], !deb.isEmpty {
+            return FileManager.default.fileExists(atPath: deb)
+                ? .success(deb) : .failure(HarnessError("SHAKED_DEB names no file: \(deb)"))
+        }
         do {
             let out = try Harness.scratch("deb")
             let result = try Command.run(
@@ -192,6 +279,55 @@ enum DebianPackage {
         guard result.status == 0 else {
             throw HarnessError("dpkg \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
         }
+    }
+
+    /// Runs maintainer scripts from `control` (each with its arguments, in order) as on a live system: in a mount
+    /// namespace of their own, with a /run that holds udev's control socket and systemd's marker, an input device
+    /// that is the relay's (the hand-over waits for it), and on PATH recording stand-ins for modprobe, udevadm,
+    /// systemctl, shakectl and debhelper's helpers. udevadm answers that an IIO device is handed over to shaked
+    /// and that one carries iio-sensor-proxy's type.
+    /// - Returns: the commands called, one line each, as `name arguments`.
+    static func liveScripts(_ control: String, _ scripts: [(String, [String])]) throws -> [String] {
+        let scratch = try Harness.scratch("deb-live")
+        let bin = "\(scratch)/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let log = "\(scratch)/calls"
+        let record = "#!/bin/sh\necho \"${0##*/} $*\" >> \(log)\n"
+        let stubs: [String: String] = [
+            "udevadm": record + """
+                case "$*" in
+                *--dry-run*SHAKED_OWNS=1*|*--dry-run*IIO_SENSOR_PROXY_TYPE*) echo /sys/devices/virtual/iio:device0 ;;
+                esac
+                """,
+            // A first installation: no unit of the package was installed before.
+            "deb-systemd-helper": record + "case \"$*\" in *debian-installed*) exit 1 ;; esac",
+            "systemctl": record, "modprobe": record, "deb-systemd-invoke": record, "shakectl": record,
+            "systemd-sysusers": record, "systemd-tmpfiles": record, "dpkg-maintscript-helper": record,
+        ]
+        for (name, text) in stubs {
+            try (text + "\nexit 0\n").write(toFile: "\(bin)/\(name)", atomically: true, encoding: .utf8)
+            chmod("\(bin)/\(name)", 0o755)
+        }
+        let runs = scripts.map { script, arguments in
+            "sh \(control)/\(script) " + arguments.map { "'\($0)'" }.joined(separator: " ")
+        }
+        let driver = """
+            set -e
+            mount -t tmpfs tmpfs /run
+            mkdir -p /run/systemd/system /run/udev
+            python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("/run/udev/control")'
+            mount -t tmpfs tmpfs /sys/class/input
+            mkdir /sys/class/input/input99
+            echo shaked/accelerometer-relay > /sys/class/input/input99/phys
+            export PATH=\(bin):$PATH
+            unset DPKG_ROOT
+            \(runs.joined(separator: "\n"))
+            """
+        let result = try Command.run(
+            "/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", driver])
+        guard result.status == 0 else { throw HarnessError("live scripts: \(result.stdout)\(result.stderr)") }
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
     }
 
     /// Every path under `root`, relative to it; folders end in `/`.

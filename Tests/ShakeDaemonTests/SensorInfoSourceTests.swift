@@ -8,6 +8,19 @@ struct SensorInfoSourceTests {
     static let display = Accelerometer(id: "iio:device0", name: "accel_3d", location: .display)
     static let base = Accelerometer(id: "iio:device1", name: nil, label: "accel-base", location: .base)
 
+    @Test func beforeTheSourceReportsTheSensorFoundAtStartIsStartingNotNone() {
+        #expect(
+            SensorInfo.starting(Self.display)
+                == SensorInfo(
+                    source: "iio", name: "accel_3d", id: "iio:device0", location: "display", state: "starting"))
+        #expect(SensorInfo.starting(nil) == SensorInfo(source: "none", state: "starting"))
+        // Then the source's first report replaces it: idle keeps the sensor found.
+        var info = SensorInfo.starting(Self.display)
+        info.idle(lookUp: { nil })
+        #expect(info.state == "idle")
+        #expect(info.id == "iio:device0")
+    }
+
     @Test func capturingNamesTheSensorItsRateAndSaysSoToSystemd() {
         var info = SensorInfo.none
         let line = info.capturing(Self.display, rate: 100)

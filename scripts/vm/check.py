@@ -39,6 +39,7 @@ SCENARIOS = {
     "key": dict(trace="shakes3.csv", ended=3, keys=True),
     "systemd": dict(trace="shakes3.csv", ended=3, systemd=True),
     "relay": dict(trace="relay.csv", ended=3, relay=True),
+    "package": dict(trace="relay.csv", ended=3, package=True),
 }
 # The relay scenario (relay-test.sh): what its report must say.
 RELAY_EXPECTED = {
@@ -50,6 +51,33 @@ RELAY_EXPECTED = {
     "input_matrix": "1,0,0;0,1,0;0,0,1",  # carried over (the HID device has none: identity)
     "direct_iio_type": "iio-poll-accel+iio-buffer-accel",  # without the relay iio-sensor-proxy keeps the IIO device
     "busy_state": "busy",  # ... and a subscriber makes shaked meet the conflict, shown in status
+}
+# The package scenario (package-test.sh): what its report must say.
+PACKAGE_EXPECTED = {
+    "uinput_loaded_before": "0",  # the image does not load uinput: the package must
+    "before_accel": "yes",  # iio-sensor-proxy served the IIO device before the installation
+    "install_status": "0",
+    "relay_at_install": "yes",  # the relay exists when dpkg returns
+    "uinput_loaded": "1",
+    "uinput_group": "shaked-uinput",
+    "iio_type": "none",  # handed over
+    "shaked": "active",
+    "state": "capturing",  # not busy: iio-sensor-proxy let go of the device
+    "installed_accel": "yes",  # iio-sensor-proxy answers, through the relay
+    "user_unit": "yes",
+    "examples": "4",
+    "modules_load": "uinput",
+    "hotplug_driver": "buffered",  # a sensor plugged in after the installation is read through its buffer
+    "hotplug_polled": "no",
+    "priority_lines": "0",  # no "Failed to set thread priority" in the daemon's journal
+    "purge_status": "0",
+    "purge_warning": "no",  # the socket stopped with the service
+    "after_uinput": "root:root:600",  # /dev/uinput root's alone again
+    "after_node_group": "root",
+    "after_attr_group": "root",
+    "after_relay": "0",
+    "after_proxy": "active",  # iio-sensor-proxy took the IIO device back
+    "after_accel": "yes",
 }
 TURNS = ["bottom-up", "left-up", "normal", "right-up", "normal"]  # scripts/vm/orientation-trace.py
 # A change, or the orientation monitor-sensor finds the sensor in ("=== Has accelerometer (orientation: normal)").
@@ -254,9 +282,38 @@ def check_relay(s, spec):
     return problems, notes
 
 
+def check_package(s, spec):
+    problems, notes = [], []
+    if "end" not in s:
+        problems.append("the scenario did not finish")
+    info = s["info"]
+    for key, value in PACKAGE_EXPECTED.items():
+        if info.get(key) != value:
+            problems.append("%s is %s, expected %s" % (key, info.get(key), value))
+    if info.get("after_iio_type", "none") == "none":
+        problems.append("the IIO device has no iio-sensor-proxy type after the purge")
+    if "feeder_timeout" in info:
+        problems.append("the hot-plugged sensor's trace was not played")
+    relay = orientations(s.get("monitor-relay", []))
+    # The first sensor lay display up: its orientation may be the first monitor-sensor prints.
+    if relay[:1] == ["normal"] and relay[1:2] == TURNS[:1]:
+        relay = relay[1:]
+    relay = relay[:len(TURNS)]
+    if relay != TURNS:
+        problems.append("monitor-sensor saw %s through the relay, expected %s" % (relay, TURNS))
+    ended = sum(1 for e in s["events"] if e.get("phase") == "ended")
+    if ended != spec["ended"]:
+        problems.append("%d shakes to shakectl listen, expected %d" % (ended, spec["ended"]))
+    notes.append("dpkg -i took %s s; orientations %s through the relay, %d shakes" % (
+        info.get("install_seconds"), " > ".join(relay), ended))
+    return problems, notes
+
+
 def check(name, s, spec, args, tmp):
     if spec.get("relay"):
         return check_relay(s, spec)
+    if spec.get("package"):
+        return check_package(s, spec)
     problems, notes = [], []
     if "end" not in s:
         problems.append("the scenario did not finish")

@@ -17,6 +17,10 @@ scenarios=${VM_SCENARIOS:-all}
 timeout_s=${VM_TIMEOUT:-900}
 busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk,key"
 all_scenarios="$busybox_scenarios,systemd,relay"
+# The package scenario installs the Debian package make deb built (VM_DEB, default .build-deb/out): part of "all"
+# only where there is one.
+deb=${VM_DEB:-$(ls "$root"/.build-deb/out/shaked_*.deb 2>/dev/null | head -1)}
+[ -n "$deb" ] && [ -f "$deb" ] && all_scenarios="$all_scenarios,package"
 
 skip() {
   if [ "${VM_REQUIRED:-0}" = 1 ]; then
@@ -40,7 +44,8 @@ dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "install ok in
 command -v cpio >/dev/null || need+=(cpio)
 command -v depmod >/dev/null || need+=(kmod)
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
-[[ ,$scenarios, == *,systemd,* || $scenarios == all ]] && ! command -v mmdebstrap >/dev/null && need+=(mmdebstrap)
+[[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* || ,$scenarios, == *,package,* || $scenarios == all ]] &&
+  ! command -v mmdebstrap >/dev/null && need+=(mmdebstrap)
 if [ ${#need[@]} -gt 0 ]; then
   echo "vm: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -139,7 +144,7 @@ if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo && [ "${VM_KVM:-auto}" !
 fi
 [ "$scenarios" = all ] && scenarios=$all_scenarios
 # The busybox guest runs every scenario but "systemd", which boots an image of its own.
-guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx -e systemd -e relay | paste -sd, -) || true
+guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx -e systemd -e relay -e package | paste -sd, -) || true
 log=$cache/serial.log
 : >"$log"
 
@@ -165,18 +170,20 @@ if [ -n "$guest_scenarios" ]; then
   boot "$initrd" 1536 "shaked.scenarios=$guest_scenarios"
 fi
 
+# The minimal Debian image of the systemd, relay and package scenarios.
+# (named for its packages: a cache made without iio-sensor-proxy is not reused)
+rootfs=$cache/systemd-rootfs-isp.tar
+if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* || ,$scenarios, == *,package,* ]] && [ ! -s "$rootfs" ]; then
+  echo "vm: building the systemd image (mmdebstrap)"
+  mmdebstrap --quiet --format=tar --variant=minbase --include=systemd,systemd-sysv,udev,kmod,libiio0,dbus,iio-sensor-proxy \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$rootfs.part" >/dev/null \
+    || skip "mmdebstrap cannot build the systemd image from the distribution's archive"
+  mv "$rootfs.part" "$rootfs"
+fi
+
 if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* ]]; then
   # A minimal Debian with systemd as PID 1 and udev, the project installed by scripts/install.sh (DESTDIR).
-  # (named for its packages: a cache made without iio-sensor-proxy is not reused)
-  rootfs=$cache/systemd-rootfs-isp.tar
-  if [ ! -s "$rootfs" ]; then
-    echo "vm: building the systemd image (mmdebstrap)"
-    mmdebstrap --quiet --format=tar --variant=minbase --include=systemd,systemd-sysv,udev,kmod,libiio0,dbus,iio-sensor-proxy \
-      --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
-      --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$rootfs.part" >/dev/null \
-      || skip "mmdebstrap cannot build the systemd image from the distribution's archive"
-    mv "$rootfs.part" "$rootfs"
-  fi
   sysroot=$cache/systemd-root
   rm -rf "$sysroot" && mkdir -p "$sysroot"
   tar -xf "$rootfs" -C "$sysroot"
@@ -228,6 +235,50 @@ UNIT
   (cd "$sysroot" && find . | cpio -o -H newc --quiet >"$cache/systemd.cpio")
   echo "vm: booting the systemd image ($(($(stat -c %s "$cache/systemd.cpio") / 1048576)) MiB)"
   boot "$cache/systemd.cpio" 3072 "systemd.show_status=0"
+fi
+
+if [[ ,$scenarios, == *,package,* ]]; then
+  # The same minimal Debian, without the project: package-test.sh installs make deb's package with dpkg while
+  # iio-sensor-proxy serves the sensor, and purges it.
+  [ -n "$deb" ] && [ -f "$deb" ] || { echo "vm: no package for the package scenario: make deb first (or VM_DEB)" >&2; exit 1; }
+  pkgroot=$cache/package-root
+  rm -rf "$pkgroot" && mkdir -p "$pkgroot"
+  tar -xf "$rootfs" -C "$pkgroot"
+  mkdir -p "$pkgroot/lib/modules/$release"
+  cp -a "$stage/lib/modules/$release/." "$pkgroot/lib/modules/$release/"
+  cp "$moddir/modules.builtin.modinfo" "$pkgroot/lib/modules/$release/" 2>/dev/null || true
+  depmod -b "$pkgroot" "$release"
+  mkdir -p "$pkgroot/usr/local/lib/shaked-vm/traces" "$pkgroot/etc/systemd/system/multi-user.target.wants"
+  cp "$cache/bin/uhid-accel" "$root/scripts/vm/package-test.sh" "$pkgroot/usr/local/lib/shaked-vm/"
+  cp "$traces/relay.csv" "$pkgroot/usr/local/lib/shaked-vm/traces/"
+  # At rest, display up (normal: -1 g on y), for iio-sensor-proxy before the installation.
+  awk 'BEGIN { print "time,x,y,z"; for (i = 0; i < 200; i++) printf "%.2f,0,-9.80665,0\n", i / 100 }' \
+    >"$pkgroot/usr/local/lib/shaked-vm/traces/rest.csv"
+  cp "$deb" "$pkgroot/root/shaked.deb"
+  # The image was made without documentation (dpkg's path-exclude): the package's own examples are checked.
+  rm -f "$pkgroot/etc/dpkg/dpkg.cfg.d/99mmdebstrap"
+  grep -q '^geoclue:' "$pkgroot/etc/passwd" || {
+    echo 'geoclue:x:991:991:geoclue:/var/lib/geoclue:/usr/sbin/nologin' >>"$pkgroot/etc/passwd"
+    echo 'geoclue:x:991:' >>"$pkgroot/etc/group"
+    echo 'geoclue:!*:19000::::::' >>"$pkgroot/etc/shadow"
+  }
+  cat >"$pkgroot/etc/systemd/system/shaked-vmtest.service" <<'UNIT'
+[Unit]
+Description=shaked VM test: the package
+After=multi-user.target systemd-udevd.service dbus.service
+[Service]
+Type=oneshot
+ExecStart=/usr/local/lib/shaked-vm/package-test.sh
+[Install]
+WantedBy=multi-user.target
+UNIT
+  ln -sf ../shaked-vmtest.service "$pkgroot/etc/systemd/system/multi-user.target.wants/"
+  for unit in serial-getty@ttyS0.service getty@tty1.service; do ln -sf /dev/null "$pkgroot/etc/systemd/system/$unit"; done
+  ln -sf /lib/systemd/systemd "$pkgroot/init"
+  echo shaked-vm >"$pkgroot/etc/hostname"
+  (cd "$pkgroot" && find . | cpio -o -H newc --quiet >"$cache/package.cpio")
+  echo "vm: booting the package image with $(basename "$deb") ($(($(stat -c %s "$cache/package.cpio") / 1048576)) MiB)"
+  boot "$cache/package.cpio" 3072 "systemd.show_status=0"
 fi
 booted=$(date +%s)
 [ -n "${VM_KEEP_LOG:-}" ] && cp "$log" "$VM_KEEP_LOG"
