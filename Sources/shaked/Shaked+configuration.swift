@@ -84,28 +84,30 @@ extension Shaked {
     }
 
     /// `--check-config [FILE]`: validates the file and its drop-ins, prints what the daemon would run with and
-    /// where each value comes from, or every problem; returns the exit status.
+    /// where each value comes from, or every problem; returns the exit status. Every line is printed with its
+    /// control characters escaped: file names and values (a double-quoted `"\e[2J"`) must not drive the terminal.
     func checkConfiguration() -> Int32 {
         let path = file ?? config
         do {
             let layered = try layeredConfiguration(path: path ?? configPath)
+            var lines: [String] = []
             if layered.files.isEmpty {
-                print("no configuration file at \(Self.defaultConfigPath): the built-in defaults apply")
+                lines.append("no configuration file at \(Self.defaultConfigPath): the built-in defaults apply")
             } else {
-                print(layered.files.map { "\($0): valid" }.joined(separator: "\n"))
+                lines += layered.files.map { "\($0): valid" }
             }
-            print(ConfigurationSummary.lines(layered.configuration).joined(separator: "\n"))
+            lines += ConfigurationSummary.lines(layered.configuration)
             if layered.origins.isEmpty {
-                print("every value is the default")
+                lines.append("every value is the default")
             } else {
-                print("set by:")
+                lines.append("set by:")
                 let width = layered.origins.keys.map(\.count).max()! + 2
                 for key in layered.origins.keys.sorted() {
-                    print(
-                        "  " + key + ":" + String(repeating: " ", count: width - key.count - 1) + layered.origins[key]!
-                    )
+                    lines.append(
+                        "  " + key + ":" + String(repeating: " ", count: width - key.count - 1) + layered.origins[key]!)
                 }
             }
+            for line in lines { print(PrintableText.escaping(line)) }
             return 0
         } catch {
             for problem in error.errors {
