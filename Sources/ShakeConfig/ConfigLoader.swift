@@ -19,13 +19,21 @@ public enum ConfigLoader {
     }
 
     /// Reads at most `limit` bytes: a larger file is refused after reading one byte past the limit, never read
-    /// whole (a reload of a huge file must not cost the daemon its memory).
+    /// whole (a reload of a huge file must not cost the daemon its memory). A file that is not regular (a FIFO, a
+    /// device, a folder) or that others could have written is refused before anything is read.
     static func readBounded(path: String, limit: Int) throws(ConfigError) -> [UInt8] {
         let bytes: [UInt8]
         do {
             bytes = try ConfigFiles.read(path, upTo: limit)
         } catch {
-            throw ConfigError(file: path, message: error.errno == ENOENT ? "no such file" : "cannot be read")
+            switch error {
+            case .system(let number):
+                throw ConfigError(
+                    file: path,
+                    message: number == ENOENT ? "no such file" : "cannot be read: \(String(cString: strerror(number)))")
+            case .untrusted(let problem):
+                throw ConfigError(file: path, message: problem)
+            }
         }
         guard bytes.count <= limit else {
             throw ConfigError(file: path, line: 1, message: "the file is larger than \(limit / 1024) KB")
