@@ -130,22 +130,11 @@ struct NodeReader {
         return pairs
     }
 
-    func string(_ node: Node, key: String) throws(ConfigError) -> String {
-        guard let scalar = node.scalar else { throw error(node, key: key, "expected a single value") }
-        return scalar.string
-    }
-
-    func number(_ node: Node, key: String) throws(ConfigError) -> Double {
-        guard let scalar = node.scalar, scalar.style == .plain, let value = Double(scalar.string), value.isFinite
-        else {
-            throw error(node, key: key, "expected a number, found '\(node.scalar?.string ?? "a collection")'")
-        }
-        return value
-    }
+    static let detectorKeys = ["sensitivity"] + DetectorSettings.Parameter.allCases.map(\.rawValue)
 
     func detectorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.DetectorSection {
         var section = ShakedConfiguration.DetectorSection()
-        let known = ["sensitivity"] + DetectorSettings.Parameter.allCases.map(\.rawValue)
+        let known = Self.detectorKeys
         for (name, value) in try mapping(node, key: "detector") {
             let key = "detector.\(name)"
             if name == "sensitivity" {
