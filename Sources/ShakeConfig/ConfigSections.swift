@@ -20,6 +20,11 @@ public struct AccountResolver: Sendable {
         user: { name in getpwnam(name).map { $0.pointee.pw_uid } },
         group: { name in getgrnam(name).map { $0.pointee.gr_gid } })
 
+    /// Takes every name as an account that exists, without looking it up: for a reader that needs no account
+    /// (the udev hand-over decides from the sensor's settings alone), so that a slow directory service (sssd,
+    /// LDAP) cannot hold it up. A name resolves to `UInt32.max`, which is no account's id.
+    public static let unchecked = AccountResolver(user: { _ in .max }, group: { _ in .max })
+
     /// Resolves to a number, or nil when no such account exists (numbers are taken as they are).
     public func resolve(_ account: Account) -> (isUser: Bool, id: UInt32)? {
         switch account {

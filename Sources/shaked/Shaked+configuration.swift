@@ -13,17 +13,23 @@ extension Shaked {
     /// The configuration in force: the file's (or the defaults), then the drop-ins
     /// (`/usr/lib/shaked/shaked.yaml.d`, `FILE.d`), with the options given on the command line over it all.
     /// Called at start and on every reload, so the command line keeps winning.
-    /// - Parameter path: the main file, which must exist; nil: the installed one when it exists.
+    /// - Parameters:
+    ///   - path: the main file, which must exist; nil: the installed one when it exists.
+    ///   - accounts: looks up the users and groups the files name.
     /// - Throws: ``ConfigErrors`` naming every problem's file, line and key.
-    func effectiveConfiguration(path: String?) throws(ConfigErrors) -> ShakedConfiguration {
-        try layeredConfiguration(path: path).configuration
+    func effectiveConfiguration(
+        path: String?, accounts: AccountResolver = .system
+    ) throws(ConfigErrors) -> ShakedConfiguration {
+        try layeredConfiguration(path: path, accounts: accounts).configuration
     }
 
-    /// ``effectiveConfiguration(path:)`` with the files read and where each value came from.
-    func layeredConfiguration(path: String?) throws(ConfigErrors) -> LayeredConfiguration {
+    /// ``effectiveConfiguration(path:accounts:)`` with the files read and where each value came from.
+    func layeredConfiguration(
+        path: String?, accounts: AccountResolver = .system
+    ) throws(ConfigErrors) -> LayeredConfiguration {
         let main = path ?? Self.defaultConfigPath
         var layered = try ConfigLoader.loadLayered(
-            main: main, mainMustExist: path != nil, dropIns: ConfigLoader.dropIns(for: main))
+            main: main, mainMustExist: path != nil, dropIns: ConfigLoader.dropIns(for: main), accounts: accounts)
         var configuration = layered.configuration
         func given(_ key: String, _ option: String) { layered.origins[key] = "the command line (\(option))" }
         if let source {

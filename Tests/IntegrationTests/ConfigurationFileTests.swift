@@ -115,4 +115,26 @@ struct ConfigurationFileTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "")
     }
+
+    /// The helper looks up no account: a group that does not exist (or a directory service that does not answer)
+    /// does not decide the hand-over, which depends on the sensor's settings alone.
+    @Test(.enabled(if: Harness.hasUmockdev, "umockdev-run is not installed"))
+    func theUdevHelperLooksUpNoAccount() throws {
+        let directory = try Harness.scratch("handover-accounts")
+        try Harness.shakectl(
+            [
+                "synth", "--before", "1", "--after", "1", "--duration", "1.2", "--seed", "3", "--out",
+                "\(directory)/t.csv",
+            ])
+        try Harness.shakectl(["simulate-device", "\(directory)/t.csv", "--out", directory, "--shape", "buffered"])
+        let file = "\(directory)/shaked.yaml"
+        try write("sensor:\n  relay: on\naccess:\n  samples: [group:no-such-group-for-shaked]\n", to: file)
+        let device = [Harness.umockdevRun!, "--device", "\(directory)/device.umockdev", "--"]
+        let result = try shaked(["--config", file, "--udev-handover", "iio:device0"], under: device)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "SHAKED_OWNS=1\n")
+        // The daemon does look them up, and refuses the file.
+        let checked = try shaked(["--check-config", file])
+        #expect(checked.stderr.contains("no group named 'no-such-group-for-shaked'"), "\(checked.stderr)")
+    }
 }
