@@ -31,6 +31,12 @@ enum ConfigFiles {
     /// writable by its owner alone, in folders that only root or that user may change.
     /// - Throws: the `errno` of the failing call, or why the file is not trusted.
     static func read(_ path: String, upTo limit: Int) throws(Failure) -> [UInt8] {
+        // Something other than a regular file is not even opened: opening a device can act (a watchdog starts,
+        // a tape rewinds). What is opened is checked again below, on its descriptor.
+        var named = stat()
+        if stat(path, &named) == 0, let problem = FileTrust.typeProblem(FileTrust.Status(named)) {
+            throw .untrusted(problem)
+        }
         // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, for ever.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard descriptor >= 0 else { throw .system(errno: errno) }
@@ -115,7 +121,7 @@ enum FileTrust {
 
     /// Why the file itself may not be trusted by `user` (the effective uid reading it), or nil.
     static func problem(file: Status, user: UInt32) -> String? {
-        if file.type != UInt32(S_IFREG) { return notRegular(kind(file.type)) }
+        if let problem = typeProblem(file) { return problem }
         if file.owner != 0 && file.owner != user {
             return "is owned by uid \(file.owner); a configuration file must belong to root"
                 + (user == 0 ? "" : " or to the user reading it (uid \(user))")
@@ -125,6 +131,11 @@ enum FileTrust {
                 + "a configuration file must be writable by its owner alone (chmod go-w)"
         }
         return nil
+    }
+
+    /// Why the file is not a regular file, or nil when it is.
+    static func typeProblem(_ file: Status) -> String? {
+        file.type == UInt32(S_IFREG) ? nil : notRegular(kind(file.type))
     }
 
     static func notRegular(_ kind: String) -> String {
