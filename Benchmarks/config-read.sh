@@ -5,6 +5,10 @@
 # (files of half the size, 40,000 keys) should take about half the time.
 # Usage: Benchmarks/config-read.sh [SHAKED=.build/release/shaked]   (run from the repository; status is the
 # command's exit status: 0 valid, 64 refused, 124 stopped after CONFIG_READ_LIMIT seconds).
+#
+# Measured on a shared 2-core machine (load 7-10), release builds: before reading was linear, the flow sequence
+# took 73.5 s and the 80,000 keys 17.8 s (block 0.11 s, comments 0.09 s); after, 0.32-0.47 s and 0.72-0.83 s
+# (block 0.14-0.27 s, comments 0.03-0.07 s), with half the size taking about half the time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shaked=${1:-${SHAKED:-.build/release/shaked}}
