@@ -37,7 +37,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
-        // Numbers as short decimal text, the one formatter every module writes numbers with.
+        // Text for people: numbers as short decimal text (the one formatter every module writes numbers with), and
+        // control characters escaped in whatever is printed.
         .target(name: "NumberFormat", swiftSettings: strictSettings),
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
         .target(name: "ShakeDetection", dependencies: ["NumberFormat"], swiftSettings: strictSettings),
@@ -88,7 +89,7 @@ let package = Package(
         // The configuration file: its YAML subset read without a library, schema, defaults, validation.
         .target(
             name: "ShakeConfig",
-            dependencies: ["ShakeDetection", "ShakeProtocol", "IIOModel"],
+            dependencies: ["ShakeDetection", "ShakeProtocol", "IIOModel", "NumberFormat"],
             swiftSettings: strictSettings
         ),
         // The command-line client.
@@ -149,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeConfigTests",
-            dependencies: ["ShakeConfig", "ShakeDetection", "ShakeTestSupport"],
+            dependencies: ["ShakeConfig", "ShakeDetection", "NumberFormat", "ShakeTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

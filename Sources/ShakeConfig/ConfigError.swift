@@ -1,3 +1,5 @@
+import NumberFormat
+
 /// A configuration that cannot be used, naming the file, the key and what is allowed.
 public struct ConfigError: Error, Sendable, Hashable, CustomStringConvertible {
     public var file: String
@@ -14,11 +16,13 @@ public struct ConfigError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The error as one line, control characters escaped (``PrintableText``): the message may quote a value,
+    /// and the file and key come from names on disk and in the file.
     public var description: String {
         var text = file
         if let line { text += ":\(line)" }
         text += ": "
         if let key { text += "\(key): " }
-        return text + message
+        return PrintableText.escaping(text + message)
     }
 }

@@ -52,7 +52,7 @@ extension ConfigLoader {
         var problems: [ConfigError] = []
         // The winning node of each key, and the file it came from; sections in first-seen order.
         var sectionOrder: [String] = []
-        var keys: [String: [(String, Node)]] = [:]
+        var keys: [String: SectionKeys] = [:]
         var sources: [String: String] = [:]
         for file in files {
             do {
@@ -69,12 +69,11 @@ extension ConfigLoader {
                     }
                     if keys[section] == nil {
                         sectionOrder.append(section)
-                        keys[section] = []
+                        keys[section] = SectionKeys()
                     }
                     do {
                         for (name, value) in try reader.mapping(node, key: section) {
-                            keys[section, default: []].removeAll { $0.0 == name }
-                            keys[section, default: []].append((name, value))
+                            keys[section]?.set(name, value)
                             sources["\(section).\(name)"] = file
                         }
                     } catch {
@@ -87,7 +86,7 @@ extension ConfigLoader {
         }
         // Each key on its own, so that one bad value does not hide the next.
         for section in sectionOrder {
-            for (name, value) in keys[section] ?? [] {
+            for (name, value) in keys[section]?.pairs ?? [] {
                 var reader = NodeReader(source: sources["\(section).\(name)"] ?? "", accounts: accounts)
                 reader.checksCombinations = false
                 let single = Node(.mapping([(Node(section), Node(.mapping([(Node(name), value)])))]))
@@ -103,7 +102,7 @@ extension ConfigLoader {
         let merged = Node(
             .mapping(
                 sectionOrder.map { section in
-                    (Node(section), Node(.mapping((keys[section] ?? []).map { (Node($0.0), $0.1) })))
+                    (Node(section), Node(.mapping((keys[section]?.pairs ?? []).map { (Node($0.0), $0.1) })))
                 }))
         let configuration: ShakedConfiguration
         do {
@@ -115,12 +114,28 @@ extension ConfigLoader {
         }
         var origins: [String: String] = [:]
         for section in sectionOrder {
-            for (name, value) in keys[section] ?? [] {
+            for (name, value) in keys[section]?.pairs ?? [] {
                 let key = "\(section).\(name)"
                 origins[key] = (sources[key] ?? "?") + (value.mark.map { ":\($0.line)" } ?? "")
             }
         }
         return LayeredConfiguration(configuration: configuration, files: files, origins: origins)
+    }
+
+    /// The keys of one section over all the files: a later file's value replaces an earlier one's and moves to
+    /// the end, as if the earlier were removed; each replacement costs the same however many keys there are.
+    struct SectionKeys {
+        private var entries: [(name: String, node: Node)?] = []
+        private var slot: [String: Int] = [:]
+
+        mutating func set(_ name: String, _ node: Node) {
+            if let old = slot[name] { entries[old] = nil }
+            slot[name] = entries.count
+            entries.append((name, node))
+        }
+
+        /// The keys in force, in order.
+        var pairs: [(String, Node)] { entries.compactMap { $0.map { ($0.name, $0.node) } } }
     }
 
     /// A file's text, read at most a megabyte.

@@ -19,13 +19,21 @@ public enum ConfigLoader {
     }
 
     /// Reads at most `limit` bytes: a larger file is refused after reading one byte past the limit, never read
-    /// whole (a reload of a huge file must not cost the daemon its memory).
+    /// whole (a reload of a huge file must not cost the daemon its memory). A file that is not regular (a FIFO, a
+    /// device, a folder) or that others could have written is refused before anything is read.
     static func readBounded(path: String, limit: Int) throws(ConfigError) -> [UInt8] {
         let bytes: [UInt8]
         do {
             bytes = try ConfigFiles.read(path, upTo: limit)
         } catch {
-            throw ConfigError(file: path, message: error.errno == ENOENT ? "no such file" : "cannot be read")
+            switch error {
+            case .system(let number):
+                throw ConfigError(
+                    file: path,
+                    message: number == ENOENT ? "no such file" : "cannot be read: \(String(cString: strerror(number)))")
+            case .untrusted(let problem):
+                throw ConfigError(file: path, message: problem)
+            }
         }
         guard bytes.count <= limit else {
             throw ConfigError(file: path, line: 1, message: "the file is larger than \(limit / 1024) KB")
@@ -122,22 +130,11 @@ struct NodeReader {
         return pairs
     }
 
-    func string(_ node: Node, key: String) throws(ConfigError) -> String {
-        guard let scalar = node.scalar else { throw error(node, key: key, "expected a single value") }
-        return scalar.string
-    }
-
-    func number(_ node: Node, key: String) throws(ConfigError) -> Double {
-        guard let scalar = node.scalar, scalar.style == .plain, let value = Double(scalar.string), value.isFinite
-        else {
-            throw error(node, key: key, "expected a number, found '\(node.scalar?.string ?? "a collection")'")
-        }
-        return value
-    }
+    static let detectorKeys = ["sensitivity"] + DetectorSettings.Parameter.allCases.map(\.rawValue)
 
     func detectorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.DetectorSection {
         var section = ShakedConfiguration.DetectorSection()
-        let known = ["sensitivity"] + DetectorSettings.Parameter.allCases.map(\.rawValue)
+        let known = Self.detectorKeys
         for (name, value) in try mapping(node, key: "detector") {
             let key = "detector.\(name)"
             if name == "sensitivity" {

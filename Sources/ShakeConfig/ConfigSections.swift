@@ -20,6 +20,11 @@ public struct AccountResolver: Sendable {
         user: { name in getpwnam(name).map { $0.pointee.pw_uid } },
         group: { name in getgrnam(name).map { $0.pointee.gr_gid } })
 
+    /// Takes every name as an account that exists, without looking it up: for a reader that needs no account
+    /// (the udev hand-over decides from the sensor's settings alone), so that a slow directory service (sssd,
+    /// LDAP) cannot hold it up. A name resolves to `UInt32.max`, which is no account's id.
+    public static let unchecked = AccountResolver(user: { _ in .max }, group: { _ in .max })
+
     /// Resolves to a number, or nil when no such account exists (numbers are taken as they are).
     public func resolve(_ account: Account) -> (isUser: Bool, id: UInt32)? {
         switch account {
@@ -62,28 +67,6 @@ public enum SourceSpec: Sendable, Hashable, CustomStringConvertible {
 extension NodeReader {
     func unknown(_ node: Node, key: String, known: [String]) -> ConfigError {
         error(node, key: key, "unknown key; known keys: \(known.joined(separator: ", "))")
-    }
-
-    func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {
-        guard let scalar = node.scalar, scalar.style == .plain else {
-            throw error(node, key: key, "expected true or false, found '\(node.scalar?.string ?? "a collection")'")
-        }
-        switch scalar.string.lowercased() {
-        case "true", "yes", "on": return true
-        case "false", "no", "off": return false
-        default: throw error(node, key: key, "expected true or false, found '\(scalar.string)'")
-        }
-    }
-
-    func integer(_ node: Node, key: String, in range: ClosedRange<Int>) throws(ConfigError) -> Int {
-        guard let scalar = node.scalar, scalar.style == .plain, let value = Int(scalar.string) else {
-            throw error(
-                node, key: key, "expected a whole number, found '\(node.scalar?.string ?? "a collection")'")
-        }
-        guard range.contains(value) else {
-            throw error(node, key: key, "\(value) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)")
-        }
-        return value
     }
 
     func sensorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.SensorSection {
@@ -141,11 +124,7 @@ extension NodeReader {
                 if let problem = SocketPath.problem(with: text) { throw error(value, key: key, problem) }
                 section.path = text
             case "mode":
-                let text = try string(value, key: key)
-                guard let mode = ShakedConfiguration.SocketSection.mode(parsing: text) else {
-                    throw error(value, key: key, "expected an octal mode such as \"0660\", found '\(text)'")
-                }
-                section.mode = mode
+                section.mode = try mode(value, key: key)
             case "group":
                 let text = try string(value, key: key)
                 let account = try account("group:\(text)", node: value, key: key)
@@ -191,6 +170,7 @@ extension NodeReader {
     func accessRule(_ node: Node, key: String) throws(ConfigError) -> AccessRule {
         let allowed = "allowed: everyone, root, or a list of user:NAME and group:NAME"
         if let scalar = node.scalar {
+            if let problem = Self.nullProblem(scalar) { throw error(node, key: key, problem) }
             switch scalar.string {
             case "everyone": return .everyone
             case "root": return .accounts([])
@@ -200,7 +180,9 @@ extension NodeReader {
         guard case .sequence(let sequence) = node.content else { throw error(node, key: key, allowed) }
         var accounts: [Account] = []
         for item in sequence {
-            guard let text = item.scalar?.string else { throw error(item, key: key, allowed) }
+            guard let scalar = item.scalar else { throw error(item, key: key, allowed) }
+            if let problem = Self.nullProblem(scalar) { throw error(item, key: key, problem) }
+            let text = scalar.string
             accounts.append(try account(text, node: item, key: key))
         }
         return .accounts(accounts)

@@ -84,9 +84,12 @@ public struct ShakedConfiguration: Sendable, Hashable {
 
         public init() {}
 
-        /// Parses an octal permission mode such as `0660`; nil for anything else or above 0777.
+        /// Parses an octal permission mode such as `0660` (or `0o660`); nil for anything else or above 0777.
         public static func mode(parsing text: String) -> UInt32? {
-            guard let mode = UInt32(text, radix: 8), mode <= 0o777 else { return nil }
+            let digits = text.hasPrefix("0o") ? text.dropFirst(2) : text[...]
+            guard !digits.isEmpty, digits.allSatisfy({ ("0"..."7").contains($0) }), let mode = UInt32(digits, radix: 8),
+                mode <= 0o777
+            else { return nil }
             return mode
         }
     }

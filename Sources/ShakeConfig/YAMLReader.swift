@@ -69,6 +69,36 @@ enum YAMLReader {
         var number: Int
         var indent: Int
         var bytes: [UInt8]
+        /// For a line with UTF-8 beyond ASCII: the 1-based column (in characters) of each byte position, counted
+        /// once, so that a node's column costs nothing however far along a long line it starts. Empty for an
+        /// ASCII line, where the column is the position plus one.
+        let columns: [Int32]
+
+        init(number: Int, indent: Int, bytes: [UInt8]) {
+            self.number = number
+            self.indent = indent
+            self.bytes = bytes
+            if bytes.allSatisfy({ $0 < 0x80 }) {
+                columns = []
+            } else {
+                var columns: [Int32] = []
+                columns.reserveCapacity(bytes.count + 1)
+                var column: Int32 = 1
+                for byte in bytes {
+                    columns.append(column)
+                    // UTF-8 continuation bytes do not start a character.
+                    if byte & 0xC0 != 0x80 { column += 1 }
+                }
+                columns.append(column)
+                self.columns = columns
+            }
+        }
+
+        /// The 1-based column of the character at byte `position`.
+        func column(at position: Int) -> Int {
+            let position = min(position, bytes.count)
+            return columns.isEmpty ? position + 1 : Int(columns[position])
+        }
     }
 }
 
@@ -249,11 +279,9 @@ extension YAMLReader {
                         throw YAMLError(
                             line: line.number, column: line.indent + 2, "tabs are not allowed for indentation")
                     }
-                    // The rest of the line is a node of its own, indented where it starts.
-                    let inner = Line(
-                        number: line.number, indent: rest,
-                        bytes: [UInt8](repeating: UInt8(ascii: " "), count: rest) + line.bytes[rest...])
-                    lines[index] = inner
+                    // The rest of the line is a node of its own, indented where it starts (what comes before it,
+                    // the entry's dash and blanks, is never read again).
+                    lines[index].indent = rest
                     items.append(try block(depth: depth + 1))
                 }
             }
@@ -375,9 +403,8 @@ extension YAMLReader {
         }
 
         var mark: Mark {
-            // Columns count characters, not bytes: UTF-8 continuation bytes are left out.
-            let column = line.bytes[..<min(position, line.bytes.count)].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
-            return Mark(line: line.number, column: column)
+            // Columns count characters, not bytes.
+            Mark(line: line.number, column: line.column(at: position))
         }
 
         func error(_ message: String) -> YAMLError {
@@ -462,11 +489,17 @@ extension YAMLReader {
         mutating func plain(flow: Bool) throws(YAMLError) -> Node.Scalar {
             let start = position
             guard let first = peek else { return Node.Scalar(string: "", style: .plain) }
-            let indicators: [UInt8] = Array(",[]{}#&*!|>'\"%@`".utf8)
-            if indicators.contains(first)
-                || ([UInt8(ascii: "-"), UInt8(ascii: "?"), UInt8(ascii: ":")].contains(first)
-                    && isWhiteOrEnd(at: position + 1))
-            {
+            let isIndicator =
+                switch first {
+                case UInt8(ascii: ","), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}"),
+                    UInt8(ascii: "#"), UInt8(ascii: "&"), UInt8(ascii: "*"), UInt8(ascii: "!"), UInt8(ascii: "|"),
+                    UInt8(ascii: ">"), UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "%"), UInt8(ascii: "@"),
+                    UInt8(ascii: "`"):
+                    true
+                case UInt8(ascii: "-"), UInt8(ascii: "?"), UInt8(ascii: ":"): isWhiteOrEnd(at: position + 1)
+                default: false
+                }
+            if isIndicator {
                 throw error("a plain value cannot start with '\(String(decoding: [first], as: UTF8.self))'; quote it")
             }
             var last = position
@@ -478,12 +511,7 @@ extension YAMLReader {
                     if flow { break }
                     throw error("a mapping value is not allowed here (quote a value that holds ': ')")
                 }
-                if flow
-                    && [UInt8(ascii: ","), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}")]
-                        .contains(byte)
-                {
-                    break
-                }
+                if flow && Self.endsFlowEntry(byte) { break }
                 if !YAMLReader.isWhite(byte) { last = position + 1 }
                 if byte < 0x20 && byte != UInt8(ascii: "\t") || byte == 0x7F {
                     throw error("a control character in a value")
@@ -492,6 +520,13 @@ extension YAMLReader {
             }
             let text = String(decoding: line.bytes[start..<last], as: UTF8.self)
             return Node.Scalar(string: text, style: .plain)
+        }
+
+        static func endsFlowEntry(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: ","), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}"): true
+            default: false
+            }
         }
 
         /// A single- or double-quoted scalar, closed on this line.
@@ -538,16 +573,8 @@ extension YAMLReader {
             }
             let code = line.bytes[position]
             position += 1
-            let simple: [UInt8: Unicode.Scalar] = [
-                UInt8(ascii: "0"): "\u{0}", UInt8(ascii: "a"): "\u{7}", UInt8(ascii: "b"): "\u{8}",
-                UInt8(ascii: "t"): "\t", UInt8(ascii: "\t"): "\t", UInt8(ascii: "n"): "\n", UInt8(ascii: "v"): "\u{B}",
-                UInt8(ascii: "f"): "\u{C}", UInt8(ascii: "r"): "\r", UInt8(ascii: "e"): "\u{1B}",
-                UInt8(ascii: " "): " ",
-                UInt8(ascii: "\""): "\"", UInt8(ascii: "/"): "/", UInt8(ascii: "\\"): "\\", UInt8(ascii: "N"): "\u{85}",
-                UInt8(ascii: "_"): "\u{A0}", UInt8(ascii: "L"): "\u{2028}", UInt8(ascii: "P"): "\u{2029}",
-            ]
             let scalar: Unicode.Scalar
-            if let known = simple[code] {
+            if let known = Self.simpleEscape(code) {
                 scalar = known
             } else {
                 let digits: Int
@@ -573,7 +600,31 @@ extension YAMLReader {
                 position += digits
                 scalar = decoded
             }
-            text.append(contentsOf: Array(String(Character(scalar)).utf8))
+            text.append(contentsOf: String(Character(scalar)).utf8)
+        }
+
+        /// The character of a one-letter escape (`\n`), or nil for `\x`, `\u`, `\U` and what YAML does not define.
+        static func simpleEscape(_ code: UInt8) -> Unicode.Scalar? {
+            switch code {
+            case UInt8(ascii: "0"): "\u{0}"
+            case UInt8(ascii: "a"): "\u{7}"
+            case UInt8(ascii: "b"): "\u{8}"
+            case UInt8(ascii: "t"), UInt8(ascii: "\t"): "\t"
+            case UInt8(ascii: "n"): "\n"
+            case UInt8(ascii: "v"): "\u{B}"
+            case UInt8(ascii: "f"): "\u{C}"
+            case UInt8(ascii: "r"): "\r"
+            case UInt8(ascii: "e"): "\u{1B}"
+            case UInt8(ascii: " "): " "
+            case UInt8(ascii: "\""): "\""
+            case UInt8(ascii: "/"): "/"
+            case UInt8(ascii: "\\"): "\\"
+            case UInt8(ascii: "N"): "\u{85}"
+            case UInt8(ascii: "_"): "\u{A0}"
+            case UInt8(ascii: "L"): "\u{2028}"
+            case UInt8(ascii: "P"): "\u{2029}"
+            default: nil
+            }
         }
     }
 }

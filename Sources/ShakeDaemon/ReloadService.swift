@@ -66,9 +66,14 @@ final class ConfigurationReload: Sendable {
         do {
             new = try read()
         } catch {
+            // Whatever was wrong (a file that does not validate, cannot be read or may not be trusted), the reload
+            // ends here: the settings in force stay, and systemd hears READY again.
             parts.status.update { $0.rejectedReloads += 1 }
-            logger.error("configuration rejected; the running settings stay", metadata: ["error": "\(error)"])
-            parts.notices.notifier.ready(status: "configuration rejected: \(error)")
+            let problems = (error as? ConfigErrors)?.errors.map(\.description) ?? ["\(error)"]
+            for problem in problems {
+                logger.error("configuration rejected; the running settings stay", metadata: ["error": "\(problem)"])
+            }
+            parts.notices.notifier.ready(status: "configuration rejected: \(problems.joined(separator: "; "))")
             return
         }
         let old = inForce.withLock { $0 }

@@ -71,9 +71,11 @@ public struct TraceParser: Sendable {
                 text.unicodeScalars.filter({ $0 != " " && $0 != "\t" }).map(String.init).joined()
                     == Self.header
             else {
+                // What the line holds is not quoted: a file that is not a trace (`replay:/etc/shadow`, named by
+                // whoever may edit a configuration) must not have its first line copied into an error or a log.
                 throw TraceError(
                     file: source, line: lineNumber,
-                    message: "expected the header '\(Self.header)', found '\(text.prefix(80))'")
+                    message: "expected the header '\(Self.header)': not a trace (CSV time,x,y,z)")
             }
             sawHeader = true
             return nil

@@ -1,3 +1,5 @@
+import NumberFormat
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -12,20 +14,7 @@ enum StandardStreams {
 
     /// `text` with every control character but newline and tab (C0, DEL and C1) written as `\u{XX}`.
     static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isEscaped) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if isEscaped(scalar) {
-                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
-    private static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
-        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+        PrintableText.escaping(text, keepingLineBreaks: true)
     }
 
     /// Where text goes: a file descriptor.

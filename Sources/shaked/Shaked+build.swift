@@ -45,14 +45,15 @@ extension Shaked {
     }
 
     /// Journald with structured fields when standard error is the journal (systemd sets JOURNAL_STREAM),
-    /// else readable lines on standard error. The level can change on reload.
+    /// else readable lines on standard error, control characters escaped either way. The level can change on
+    /// reload.
     static func bootstrapLogging(level: LogLevelControl) -> Logger {
         let journal = JournalStream.isStandardErrorJournal(environment: ProcessInfo.processInfo.environment)
         LoggingSystem.bootstrap { label in
             let handler: any LogHandler =
                 journal
                 ? JournalLogHandler(label: label, identifier: "shaked") : StreamLogHandler.standardError(label: label)
-            return LevelControlledLogHandler(handler, level: level)
+            return LevelControlledLogHandler(PrintableLogHandler(handler), level: level)
         }
         return Logger(label: "shaked")
     }

@@ -13,17 +13,23 @@ extension Shaked {
     /// The configuration in force: the file's (or the defaults), then the drop-ins
     /// (`/usr/lib/shaked/shaked.yaml.d`, `FILE.d`), with the options given on the command line over it all.
     /// Called at start and on every reload, so the command line keeps winning.
-    /// - Parameter path: the main file, which must exist; nil: the installed one when it exists.
+    /// - Parameters:
+    ///   - path: the main file, which must exist; nil: the installed one when it exists.
+    ///   - accounts: looks up the users and groups the files name.
     /// - Throws: ``ConfigErrors`` naming every problem's file, line and key.
-    func effectiveConfiguration(path: String?) throws(ConfigErrors) -> ShakedConfiguration {
-        try layeredConfiguration(path: path).configuration
+    func effectiveConfiguration(
+        path: String?, accounts: AccountResolver = .system
+    ) throws(ConfigErrors) -> ShakedConfiguration {
+        try layeredConfiguration(path: path, accounts: accounts).configuration
     }
 
-    /// ``effectiveConfiguration(path:)`` with the files read and where each value came from.
-    func layeredConfiguration(path: String?) throws(ConfigErrors) -> LayeredConfiguration {
+    /// ``effectiveConfiguration(path:accounts:)`` with the files read and where each value came from.
+    func layeredConfiguration(
+        path: String?, accounts: AccountResolver = .system
+    ) throws(ConfigErrors) -> LayeredConfiguration {
         let main = path ?? Self.defaultConfigPath
         var layered = try ConfigLoader.loadLayered(
-            main: main, mainMustExist: path != nil, dropIns: ConfigLoader.dropIns(for: main))
+            main: main, mainMustExist: path != nil, dropIns: ConfigLoader.dropIns(for: main), accounts: accounts)
         var configuration = layered.configuration
         func given(_ key: String, _ option: String) { layered.origins[key] = "the command line (\(option))" }
         if let source {
@@ -84,28 +90,30 @@ extension Shaked {
     }
 
     /// `--check-config [FILE]`: validates the file and its drop-ins, prints what the daemon would run with and
-    /// where each value comes from, or every problem; returns the exit status.
+    /// where each value comes from, or every problem; returns the exit status. Every line is printed with its
+    /// control characters escaped: file names and values (a double-quoted `"\e[2J"`) must not drive the terminal.
     func checkConfiguration() -> Int32 {
         let path = file ?? config
         do {
             let layered = try layeredConfiguration(path: path ?? configPath)
+            var lines: [String] = []
             if layered.files.isEmpty {
-                print("no configuration file at \(Self.defaultConfigPath): the built-in defaults apply")
+                lines.append("no configuration file at \(Self.defaultConfigPath): the built-in defaults apply")
             } else {
-                print(layered.files.map { "\($0): valid" }.joined(separator: "\n"))
+                lines += layered.files.map { "\($0): valid" }
             }
-            print(ConfigurationSummary.lines(layered.configuration).joined(separator: "\n"))
+            lines += ConfigurationSummary.lines(layered.configuration)
             if layered.origins.isEmpty {
-                print("every value is the default")
+                lines.append("every value is the default")
             } else {
-                print("set by:")
+                lines.append("set by:")
                 let width = layered.origins.keys.map(\.count).max()! + 2
                 for key in layered.origins.keys.sorted() {
-                    print(
-                        "  " + key + ":" + String(repeating: " ", count: width - key.count - 1) + layered.origins[key]!
-                    )
+                    lines.append(
+                        "  " + key + ":" + String(repeating: " ", count: width - key.count - 1) + layered.origins[key]!)
                 }
             }
+            for line in lines { print(PrintableText.escaping(line)) }
             return 0
         } catch {
             for problem in error.errors {

@@ -2,11 +2,15 @@ import Foundation
 
 /// Folders for tests to write in, all inside one folder of the test process's own, which is removed when the
 /// process exits: a run of the suite leaves nothing behind in the temporary folder. Set `SHAKED_KEEP_SCRATCH=1`
-/// to keep it (its path is printed) and read what a failing test left.
+/// to keep it (its path is printed) and read what a failing test left. The process's umask becomes 022 at first
+/// use.
 public enum Scratch {
     /// The test process's folder, created (readable by all: a test may call the daemon as another user) on first
     /// use, when its removal at exit is arranged.
     public static let root: String = {
+        // Files the tests write are writable by their owner alone, whatever the user's umask (002 is common):
+        // shaked refuses a configuration file that others may write.
+        umask(0o022)
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("shaked-tests-\(getpid())").path
         try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         chmod(root, 0o755)

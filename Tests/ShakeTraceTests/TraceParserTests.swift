@@ -33,13 +33,24 @@ struct TraceParserTests {
         ("time,x,y,z\n0,1,2,3,4\n", 2, "expected 4 fields (time,x,y,z), found more"),
         ("time,x,y,z\n0,1,2,3\n0.01,1,abc,3\n", 3, "y is not a number: 'abc'"),
         ("time,x,y,z\n0,,2,3\n", 2, "x is empty"),
-        ("# c\nt,ax,ay,az\n", 2, "expected the header 'time,x,y,z', found 't,ax,ay,az'"),
-        ("0,1,2,3\n", 1, "expected the header 'time,x,y,z', found '0,1,2,3'"),
+        ("# c\nt,ax,ay,az\n", 2, "expected the header 'time,x,y,z': not a trace (CSV time,x,y,z)"),
+        ("0,1,2,3\n", 1, "expected the header 'time,x,y,z': not a trace (CSV time,x,y,z)"),
         ("time,x,y,z\n0;1;2;3\n", 2, "time is not a number: '0;1;2;3'"),
     ])
     func malformedRowsNameTheLine(text: String, line: Int, message: String) {
         #expect(throws: TraceError(file: "t.csv", line: line, message: message)) {
             try parser.parse(text)
+        }
+    }
+
+    /// `replay:/etc/shadow` in a configuration must not have the daemon log the file's first line.
+    @Test func aFileThatIsNotATraceIsNotQuoted() {
+        do {
+            _ = try parser.parse("root:$6$secret:19000:0:99999:7:::\n")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.line == 1)
+            #expect(!error.description.contains("secret") && !error.description.contains("root"), "\(error)")
         }
     }
 

@@ -39,11 +39,21 @@ private func checkDetector(_ section: ShakedConfiguration.DetectorSection) {
     }
 }
 
+/// A number as the configuration takes it: Swift writes 0.00001 as `1e-05`, an exponent without a decimal point,
+/// which YAML 1.1 tools read as text and the configuration therefore refuses; `1.0e-05` is read alike by all.
+private func written(_ value: Double) -> String {
+    let text = "\(value)"
+    guard let exponent = text.firstIndex(where: { $0 == "e" || $0 == "E" }), !text[..<exponent].contains(".") else {
+        return text
+    }
+    return text[..<exponent] + ".0" + text[exponent...]
+}
+
 /// The section written back as YAML parses to the same section.
 private func checkRoundTrip(_ section: ShakedConfiguration.DetectorSection) {
     var yaml = "detector:\n  sensitivity: \(section.sensitivity.rawValue)\n"
     for parameter in DetectorSettings.Parameter.allCases {
-        if let value = section.overrides[parameter] { yaml += "  \(parameter.rawValue): \(value)\n" }
+        if let value = section.overrides[parameter] { yaml += "  \(parameter.rawValue): \(written(value))\n" }
     }
     do {
         let again = try ConfigLoader.parse(yaml, source: "round-trip.yaml")
