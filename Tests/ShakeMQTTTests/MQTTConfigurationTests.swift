@@ -140,7 +140,7 @@ struct MQTTConfigurationTests {
         #expect {
             try MQTTConfiguration.load(main: main, mainMustExist: false, dropIns: MQTTConfiguration.dropIns(for: main))
         } throws: { error in
-            "\(error)".hasPrefix("\(main).d/10.yaml:3: queue.size: expected a whole number")
+            "\(error)".hasPrefix("\(main).d/10.yaml:3: queue.size: expected a number")
         }
     }
 
