@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shaked: the two set-up commands are `make demo` and `make test`.
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
@@ -107,6 +108,7 @@ fuzz: deps
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources
 	scripts/check-imports.py $(SWIFT)
+	scripts/check-spdx.py
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources

@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+// SPDX-License-Identifier: Apache-2.0
 // Benchmarks for shaked, run with `make bench` (or `swift package benchmark` in this folder). Release builds only.
 import PackageDescription
 

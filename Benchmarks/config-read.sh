@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # How long `shaked --check-config` takes on large configuration files: a valid file just under the 1 MB limit in
 # three shapes (one flow sequence on one line, a block sequence, comments) and 80,000 keys in one section (each
 # an unknown key, so the file is refused after every key was read). Reading is linear: CONFIG_READ_BYTES=524288

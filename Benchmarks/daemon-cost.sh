@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The daemon's cost while capturing at 100 Hz from a simulated accelerometer (umockdev) with N subscribers, and
 # while nobody listens: CPU seconds per minute (from /proc/PID/stat), wake-ups per second (voluntary context
 # switches of its threads) and RSS. The simulated FIFO hands over 20 scans per read, as a sensor with a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Hostile local clients against a real shaked, with the figures the limits are judged by.
 
     Benchmarks/hostile-clients.py [--shaked PATH] ATTACK [ATTACK...]

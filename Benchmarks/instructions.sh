@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The detector's cost as instructions per sample, counted by valgrind's callgrind: repeatable on any machine,
 # unlike a time. Only `ShakeDetector.process` (with everything it calls) is counted, on the same stream as
 # the throughput benchmark (a hand-held device with eight shakes, then a 20 s walk, at 100 Hz), replayed ten

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The forwarder under load: N shaked-mqtt forwarders against one local mosquitto broker, each fed by a stand-in
 daemon at RATE events a second for SECONDS; one mosquitto_sub reads everything back. Prints whether any event was
 lost or repeated, and the latency from the daemon's event (its timestamp, written just before it is sent) to the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make bench`: every performance figure in one table. Runs the ordo-one benchmarks (detector throughput, event
 # latency to 1, 100 and 1,000 subscribers, each beside a plain loop writing the same line to as many connected
 # sockets in the same run, on an event loop thread of its own as the server's fan-out is: the ratio to it is the

@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer targets for shaked's parsers, one executable each. Build and run them with `make fuzz` (or
 // scripts/fuzz.sh); docs/fuzzing.md explains what each checks. Instrumented builds only: see scripts/fuzz.sh.
 import PackageDescription

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`make lint`: every target of Package.swift declares the modules its sources import, and imports every module it
 declares (system libraries and the toolchain's modules aside). Usage: scripts/check-imports.py [SWIFT]"""
 import glob

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make deb: the Debian binary package, built with the distribution's own tools (dpkg-buildpackage, debhelper)
 # from a copy of the source, so that nothing is written beside the checkout or as root inside it.
 #

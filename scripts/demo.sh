@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make demo: the real daemon on a simulated accelerometer (umockdev) replaying the bundled demo trace, with a
 # subscriber (shakectl listen) printing the events as they happen.
 set -euo pipefail

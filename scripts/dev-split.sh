@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Splits a development corpus (DIR/manifest.csv) into a tuning part and a held-back part, each a folder
 # holding its own manifest.csv and links to DIR's recordings, so that `shakectl eval` scores either alone.
 #

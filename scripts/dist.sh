@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make dist: the source tarball of a release, shaked-VERSION.tar.gz, made from a commit with git archive (the files
 # git tracks, nothing built), compressed reproducibly (gzip -n: no name or time of its own), with its SHA-256 beside
 # it. VERSION is debian/changelog's newest entry, which `--version` prints too (a test holds them together).

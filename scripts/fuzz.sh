@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make fuzz`: builds the libFuzzer targets of Fuzz/ and runs each for FUZZ_TIME seconds (default 60), or only
 # the ones named: scripts/fuzz.sh protocol scan. Targets: protocol, trace, config, scan (docs/fuzzing.md).
 #

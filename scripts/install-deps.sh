@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages the build and the tests need, when they are missing.
 # As root it installs them with apt-get; otherwise it names what is missing and how to install it.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make install-files / make uninstall: puts shaked's files in place, or takes them away again.
 #
 #   scripts/install.sh install     binaries, units (the shake-to-undo user unit too), udev rules, sysusers.d,

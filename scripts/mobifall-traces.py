@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """MobiFall v2.0's accelerometer recordings as traces for `shakectl eval` (docs/detection.md, "Where it stands").
 
     scripts/mobifall-traces.py SRC OUT

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # How the installed binaries are built: `make release`, `make install` and the Debian package (debian/rules) include
 # this file, so that all three build the same binaries. Measured on shaked and shakectl, stripped (docs/architecture.md,
 # "Binary size"):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make sanitize`: the whole test suite under AddressSanitizer, then ThreadSanitizer (or the ones named:
 # scripts/sanitize.sh address). Each sanitizer builds in a folder of its own (.build-asan, .build-tsan),
 # so the ordinary build is untouched; the daemon and shakectl that the integration tests start are the

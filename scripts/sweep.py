@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Synthesized shakes, taken or not, at each preset: the sweep (docs/detection.md, "Where it stands").
 
     scripts/sweep.py [--shakectl PATH] [--sensitivity light,medium,hard] [--by direction,force] [--rows a,b]

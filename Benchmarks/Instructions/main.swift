@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Feeds a trace (CSV `time,x,y,z` on standard input) through `ShakeDetector.process`, for
 // Benchmarks/instructions.sh to count the instructions it takes under callgrind. Deliberately without
 // Foundation: this valgrind cannot follow libdispatch's threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef SHAKED_CMOSQUITTO_SHIM_H
 #define SHAKED_CMOSQUITTO_SHIM_H
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef SHAKED_CSYSTEMD_SHIM_H
 #define SHAKED_CSYSTEMD_SHIM_H
 

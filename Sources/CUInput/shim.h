@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /dev/uinput: the ioctls as functions (their macros do not import into Swift). Only UInput/UInputDevice.swift
 // imports this module. Each returns 0 or -1 with errno set, like the calls they wrap.
 #ifndef SHAKED_CUINPUT_SHIM_H

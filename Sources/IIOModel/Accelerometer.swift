@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An accelerometer found among a context's IIO devices, with everything needed to read it.
 public struct Accelerometer: Sendable, Hashable {
     /// Where in a device the sensor sits, for 2-in-1s and laptops that have two.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import ShakeDetection
 
 /// Raw counts to m/s² for one axis: `(raw + offset) * scale`, as the IIO ABI defines it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which accelerometer to use: what `--device` asks for, and the choice among those present.
 public enum DeviceRequest: Sendable, Hashable, CustomStringConvertible {
     /// The display's (lid's) sensor if there is one, else the only or first accelerometer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How an IIO device was set up before shaked touched it — buffer, trigger, scan elements, rate — so that
 /// shaked can leave it as it found it and a program that used it before (iio-sensor-proxy) resumes. Pure: the
 /// backend reads it from sysfs and performs ``restoration`` in order.

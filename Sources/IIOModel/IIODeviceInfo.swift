@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One IIO device (or trigger), as a context lists it.
 public struct IIODeviceInfo: Sendable, Hashable {
     /// The kernel's id: `iio:device0`, `trigger0`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A sensor that has just appeared is opened as soon as the daemon sees it, and udev may not yet have given the
 /// daemon's group the sysfs attributes it writes (60-shaked.rules changes them in a program it runs after the
 /// device node is made): setting the rate, the trigger or the buffer is refused (EACCES, EPERM). Set-up is then

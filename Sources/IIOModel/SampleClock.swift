@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Times for buffered samples that carry no timestamp: spaced by the sampling interval, kept close to when the
 /// batches arrive.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Choosing the rate to ask a sensor for.
 public enum SamplingFrequency {
     /// The lowest rate the detector is happy with, in Hz.

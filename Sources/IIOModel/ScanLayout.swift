@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Where each enabled element sits in a scan, as the kernel packs them: in index order, each aligned to its
 /// own size, the scan padded to a multiple of its largest element.
 public struct ScanLayout: Sendable, Hashable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How one element of a buffered scan is stored: the `scan_elements/in_*_type` string of the IIO ABI,
 /// `[be|le]:[s|u]BITS/STORAGE>>SHIFT` (with an optional `XREPEAT` after the storage: `le:s16/16X3>>0`).
 ///

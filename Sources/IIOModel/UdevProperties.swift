@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// udev's properties of a device, as its database (`/run/udev/data/c<major>:<minor>`, lines `E:KEY=VALUE`) or a
 /// sysfs `uevent` file (lines `KEY=VALUE`) spell them. systemd's hwdb puts `ACCEL_MOUNT_MATRIX` and
 /// `ACCEL_LOCATION` there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Numbers as short decimal text: `2.31`, `7`, `-0.5`, `12.5`.
 ///
 /// The one number formatter of the project: the protocol's JSON, trace files, sysfs values, log metadata and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Text made safe to print on a terminal: every control character written as an escape (`\u{1B}`), so that a
 /// value read from a file, a file's name or what another program said can neither move the cursor, recolour or
 /// retitle a terminal, ring its bell, nor start a line that looks like another message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import NumberFormat
 
 /// A configuration that cannot be used, naming the file, the key and what is allowed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Every problem found in a set of configuration files, each naming its file, line and key.
 public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
     public var errors: [ConfigError]

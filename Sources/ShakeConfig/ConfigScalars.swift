@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import NumberFormat
 
 /// Values that every YAML tool reads alike, or a refusal that says why not.

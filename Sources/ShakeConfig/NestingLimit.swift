@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Bounds on a configuration file's shape, checked before it is parsed: the YAML parser recurses once per level
 /// of nesting, so a few kilobytes of `[[[[...` or `- - - -...` would overflow the stack. No real configuration
 /// comes near these limits.

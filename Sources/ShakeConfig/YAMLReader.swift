@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The YAML subset the configuration is written in, read without any library: block mappings and sequences,
 /// one-line flow sequences (`[a, b]`), plain, single- and double-quoted scalars, comments and a leading `---`.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import ShakeServer
 
 /// Who claims the sensor on D-Bus: `Claim` and `Release` allowed to whoever may subscribe on the socket

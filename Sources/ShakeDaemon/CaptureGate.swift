@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Whether the sensor should capture, and why: capture runs only while somebody listens, and, with
 /// `sensor.follow_session`, only for listeners whose user has an active, unlocked session (root's listeners
 /// always count). No I/O: the daemon starts or stops capture as the returned actions say.

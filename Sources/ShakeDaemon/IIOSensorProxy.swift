@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import ShakeConfig
 
 /// iio-sensor-proxy, the accelerometer's other user on GNOME, Phosh and Plasma: whether it is installed, and so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// A value shared between the daemon's threads, behind a lock; a reference, so closures can hold it.

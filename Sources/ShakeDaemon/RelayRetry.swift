@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Whether the relay's uinput accelerometer is to be made, and when to try again after it could not be: the
 /// `uinput` module not loaded yet, or /dev/uinput not yet given to the service's group (a package installed on a
 /// running system, before udev applied its rules to the node). The relay tries again after half a second, then

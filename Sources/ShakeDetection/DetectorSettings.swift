@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import NumberFormat
 
 /// The detector's parameters. Start from a ``Sensitivity`` preset and override what you need.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One accelerometer reading: the time on the sensor's clock and the acceleration on the device's three axes.
 ///
 /// Acceleration is in m/s² with gravity included, as an accelerometer at rest reports it (about 9.81 m/s² pointing

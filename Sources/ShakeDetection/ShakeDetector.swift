@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The shake state machine: feed it samples, get back events.
 ///
 /// It estimates gravity and removes it, follows the *strokes* of the hand (excursions of the gravity-free

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the detector reports: a shake began, then it either ended (a valid shake) or was cancelled.
 ///
 /// The phases mirror UIKit's `motionBegan`, `motionEnded` and `motionCancelled`: nothing is reported in the

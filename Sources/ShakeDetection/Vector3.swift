@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A vector in the device's frame.
 public struct Vector3: Sendable, Hashable {
     public var x: Double

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the activity codes of the corpora `eval` knows stand for, so that a report reads without the corpus's
 /// paper at hand.
 public enum ActivityCodes {

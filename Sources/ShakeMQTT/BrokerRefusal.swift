@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A broker that answered and said no, or a TLS handshake that failed, with what to do about it, pure: from the
 /// CONNACK code, the library's result and what it logged.
 public enum BrokerRefusal: Sendable, Hashable, CustomStringConvertible {

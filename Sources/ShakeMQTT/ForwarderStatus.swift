@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the forwarder is doing, as `shaked-mqtt --status` prints it and the status file holds it (`key=value`
 /// lines, written whole on every change), and as the one-line `STATUS=` systemd shows.
 public struct ForwarderStatus: Sendable, Hashable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How long to wait before the next connection attempt, pure: doubling from `initial` up to `maximum`, with
 /// jitter so that a fleet of devices losing one broker does not come back in step, and a longer first wait after
 /// the broker refused us (wrong credentials or certificate: trying again at once only fills its log).

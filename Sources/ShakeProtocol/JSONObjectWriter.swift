@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import NumberFormat
 
 /// Writes one JSON object on one line, keys in the order they are added.

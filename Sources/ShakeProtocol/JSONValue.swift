@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A parsed JSON value. The wire protocol's messages are small, flat objects; this parser is strict (RFC 8259),
 /// bounded in nesting depth, and never traps on any input.
 public enum JSONValue: Sendable, Hashable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import NIOCore
 
 /// Splits a byte stream into lines at `\n` (a trailing `\r` is dropped), refusing lines longer than a limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import ShakeDetection
 
 /// A request a client sends: one JSON object on one line, `{"request":"status"}`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the daemon tells clients about its sensor, in `hello` and `status`.
 public struct SensorInfo: Sendable, Hashable {
     /// Where samples come from: `iio`, `replay`, or `none` while waiting for a sensor.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Who gets one of the server's connection slots. No I/O: the server counts its clients by user and asks.
 ///
 /// One account may hold at most ``maxPerUser`` connections, so it cannot take every slot; and the last

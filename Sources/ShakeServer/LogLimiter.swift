@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import NIOCore
 
 /// Warnings that a client can cause as often as it likes (refusals, limits reached), logged at most once per

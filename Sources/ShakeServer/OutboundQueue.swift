@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import DequeModule
 
 /// What waits for one client's socket, and the rules for a client that does not keep up. No I/O: the client

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How the server listens and treats its clients.
 public struct ServerConfiguration: Sendable, Hashable {
     /// Most clients connected at once; more are refused with an error line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A quantity of time with its first and second derivatives: the synthesizer describes a motion by where the

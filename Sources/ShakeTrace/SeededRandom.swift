@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A small, fast, seedable random number generator (SplitMix64), so that a synthesized trace is the same for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// Where a shaken device is: strokes one way and back, from rest to rest, about where it started.

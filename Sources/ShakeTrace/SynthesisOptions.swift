@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What `shakectl synth` writes: a motion (by default a shake) inside a background, seen by an accelerometer.
 ///
 /// The shake vocabulary follows the view-shaking recipes (direction, force, duration, iteration,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A trace file that cannot be read, with where and why.
 public struct TraceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file as the caller named it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import ShakeDetection
 
 /// Parses the trace format: CSV with the header `time,x,y,z` (seconds; m/s², gravity included).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import ShakeDetection
 
 /// Changes a trace's sample rate, to see how detection holds up on sensors that sample slower or faster.

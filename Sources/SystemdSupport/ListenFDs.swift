@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Sockets passed by systemd's socket activation (`LISTEN_FDS`, `LISTEN_PID`, `LISTEN_FDNAMES`).
 ///
 /// Passed descriptors start at 3. They are meant for this process only when `LISTEN_PID` is its pid, so a child

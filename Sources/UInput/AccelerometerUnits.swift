@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Acceleration in the units an evdev accelerometer reports, as iio-sensor-proxy reads them: 1 g (9.81 m/s²) is
 /// 256, axes and signs as the IIO device gives them (iio-sensor-proxy applies the mount matrix itself, from the
 /// input device's `ACCEL_MOUNT_MATRIX`). Pure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One evdev event as written to /dev/uinput: a type, a code and a value (linux/input.h). Pure values; the
 /// device writes them.
 public struct InputEvent: Sendable, Hashable, CustomStringConvertible {

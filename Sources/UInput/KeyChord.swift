@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A key combination such as `ctrl+z`: modifiers held while one key is pressed, as Linux key codes.
 ///
 /// Key codes are positions on the keyboard, not characters: `z` is `KEY_Z`, which a compositor with an AZERTY

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A uinput accelerometer: `INPUT_PROP_ACCELEROMETER` with `ABS_X/Y/Z` in ``AccelerometerUnits`` (1 g = 256).
 ///
 /// udev's input_id builtin marks it `ID_INPUT_ACCELEROMETER=1`, and iio-sensor-proxy reads it like a built-in

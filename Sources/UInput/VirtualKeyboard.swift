@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A uinput keyboard that types key chords. Compositors (Wayland and X11) take it as a keyboard.
 ///
 /// ```swift

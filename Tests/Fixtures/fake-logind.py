@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in for logind on a private bus, for the tests of capture that follows the session.
 
 One session of the user UID, active and unlocked, at /org/freedesktop/login1/session/_31, on SEAT (seat0 when

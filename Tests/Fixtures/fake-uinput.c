@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for /dev/uinput, for the tests of the daemon's key chords on a machine without uinput (or where the
 // tests may not make real input devices): preloaded into shaked (LD_PRELOAD), it answers an open of /dev/uinput
 // with the file $FAKE_UINPUT_LOG, takes the uinput ioctls, and writes what a process does with the device there

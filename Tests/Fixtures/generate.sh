@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the committed trace fixtures with `shakectl synth`, plus a few hand-edited variants
 # (NaN samples, a gap, time going backwards). Run from the repository: `make fixtures`.
 # What each fixture must produce is listed in expectations.txt beside this script.

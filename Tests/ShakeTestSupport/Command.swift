@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import Foundation
 
 /// Runs one of the package's executables, as a user would from a shell.

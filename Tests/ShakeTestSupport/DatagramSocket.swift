@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import Foundation
 
 /// A Unix datagram socket bound to a path: stands in for systemd's notify socket or the journal's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A message bus of our own (a real `dbus-daemon`), on a socket in a temporary folder; stopped when released.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// Folders for tests to write in, all inside one folder of the test process's own, which is removed when the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 public import Foundation
 
 /// Unix-domain sockets for the tests' own peers: raw clients, stand-ins for systemd's sockets.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the pictures in docs/detection.md from synthesized traces (needs rsvg-convert: librsvg2-bin).
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Listen to shake gestures from shaked over D-Bus (docs/dbus.md), with python3-dbus.
 
 Claims the sensor (so that the daemon captures while this runs, and, when access.subscribe is not `everyone`, sends

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Listen to shake gestures from shaked, the shake-gesture daemon.
 
 A subscriber of protocol v1 (docs/protocol.md) using only the Python standard library. It connects to the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a trace as a sensor without timestamps delivers it under load: a few rows held back 20-80 ms and then
 sent in a burst (each stamped when it arrives, microseconds apart), every row up to --jitter late.
 

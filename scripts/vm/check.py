@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the VM's serial log (scripts/vm/guest-init.sh's "@@ " lines) against `shakectl detect` on the host.
 
 Two comparisons for each scenario:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads back what a virtual keyboard types: waits for the input device named argv[1] to appear, opens its evdev
 // node and prints one line per key event, "key CODE VALUE SECONDS" (value 1 down, 0 up), until killed. The VM's
 // key scenario checks them against the shakes the daemon saw (scripts/vm/check.py).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # /init of the VM test initramfs (busybox): loads the drivers, runs the scenarios named on the kernel command line
 # (shaked.scenarios=a,b or all), reports on the serial console in lines that start with "@@ ", and powers off.
 # scripts/vm/check.py reads those lines on the host and decides.

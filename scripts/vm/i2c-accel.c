@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * i2c-accel: feeds the kernel's kxcjk-1013 driver bound to i2c-stub with a trace, by writing the chip's data
  * registers through /dev/i2c-N (the driver reads them back as in_accel_{x,y,z}_raw: the polled path).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* monotonic: prints CLOCK_MONOTONIC in seconds (busybox has no way to read it). */
 #include <stdio.h>
 #include <time.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a trace (CSV time,x,y,z at 100 Hz) that turns the device through the four orientations iio-sensor-proxy
 reports, then appends a shake trace: for the relay scenario (scripts/vm/relay-test.sh).
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The "package" scenario: the Debian package `make deb` built, installed with dpkg on a running Debian (systemd,
 # udev, bookworm's iio-sensor-proxy) while iio-sensor-proxy serves a HID accelerometer, then used without a reboot:
 # the relay made at once (uinput loaded by the package), shaked capturing and not busy, monitor-sensor answering

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The "relay" scenario, in the systemd image after the "systemd" one (systemd-test.sh runs it): shaked beside
 # Debian's iio-sensor-proxy. With the relay (as installed: sensor.relay auto, iio-sensor-proxy present), the
 # hand-over rule takes the IIO accelerometer from iio-sensor-proxy, shaked relays it through a uinput accelerometer,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The "systemd" scenario, inside the systemd image (scripts/vm/vm-test.sh builds it with mmdebstrap and
 # `scripts/install.sh install`): systemd is PID 1, udev loads the HID sensor drivers and starts shaked.service
 # when the accelerometer appears, the socket unit hands subscribers over. Reports "@@ systemd ..." lines on the

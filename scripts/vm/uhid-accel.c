@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * uhid-accel: a HID sensor hub accelerometer made from userspace through /dev/uhid, playing a trace.
  *

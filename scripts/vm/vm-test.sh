@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make vm-test: the daemon on Debian's own kernel with real IIO drivers, in a QEMU virtual machine.
 #
 # Downloads Debian's kernel package (the one linux-image-amd64 depends on), builds a busybox initramfs with the

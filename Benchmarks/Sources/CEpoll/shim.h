@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef SHAKED_BENCHMARKS_CEPOLL_H
 #define SHAKED_BENCHMARKS_CEPOLL_H
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ShakeProtocol
 
 /// Writes a ``JSONValue`` back as JSON text, so that the fuzzer can check that what the parser accepted survives
