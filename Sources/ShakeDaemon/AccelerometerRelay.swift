@@ -86,7 +86,28 @@ public struct AccelerometerRelay: Sendable {
         let base = accelerometer.name ?? accelerometer.label ?? accelerometer.id
         var properties = ["ACCEL_MOUNT_MATRIX": udevSpelling(accelerometer.mountMatrix)]
         if let location = accelerometer.location { properties["ACCEL_LOCATION"] = location.rawValue }
-        return Device(name: "\(base) (shaked relay)", properties: properties, source: accelerometer.id)
+        return Device(name: deviceName(base), properties: properties, source: accelerometer.id)
+    }
+
+    /// The longest name uinput keeps (`UINPUT_MAX_NAME_SIZE`, 80 bytes with the terminating zero).
+    static let longestName = 79
+    static let nameSuffix = " (shaked relay)"
+
+    /// `NAME (shaked relay)`: the sensor's name as the driver gave it, with every control character (a newline
+    /// would reach the kernel's device name, udev's events and the logs of whoever lists input devices) made a
+    /// `?`, and shortened, whole characters at a time, so that the suffix always fits in what uinput keeps.
+    static func deviceName(_ base: String) -> String {
+        var name = ""
+        var bytes = 0
+        for scalar in base.unicodeScalars {
+            let shown: Unicode.Scalar =
+                scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "?" : scalar
+            let size = String(shown).utf8.count
+            guard bytes + size <= longestName - nameSuffix.utf8.count else { break }
+            name.unicodeScalars.append(shown)
+            bytes += size
+        }
+        return name + nameSuffix
     }
 
     /// `1,0,0;0,1,0;0,0,1`: udev's and iio-sensor-proxy's spelling, without spaces so that a udev properties

@@ -26,6 +26,22 @@ struct AccelerometerRelayTests {
             AccelerometerRelay.propertiesFile(device) == "ACCEL_LOCATION=base\nACCEL_MOUNT_MATRIX=0,1,0;-1,0,0;0,0,1\n")
     }
 
+    /// A driver's name reaches the kernel's input device name, udev and whoever lists input devices: control
+    /// characters are not passed on, and the name fits in what uinput keeps (79 bytes) with its suffix.
+    @Test func aSensorsNameWithControlCharactersOrTooLongIsMadeSafe() {
+        let hostile = Accelerometer(
+            id: "iio:device3", name: "accel\nACCEL_MOUNT_MATRIX=0\u{1B}[2J\u{85}", location: .display,
+            mountMatrix: .identity)
+        let device = AccelerometerRelay.device(for: hostile)
+        #expect(device.name == "accel?ACCEL_MOUNT_MATRIX=0?[2J? (shaked relay)")
+        let long = Accelerometer(
+            id: "iio:device3", name: String(repeating: "é", count: 60), location: .display, mountMatrix: .identity)
+        let shortened = AccelerometerRelay.device(for: long).name
+        #expect(shortened.utf8.count <= 79)
+        #expect(shortened.hasSuffix(" (shaked relay)"))
+        #expect(shortened == String(repeating: "é", count: 32) + " (shaked relay)")
+    }
+
     @Test func anUnknownLocationIsLeftOutAndTheIdentityIsSpelledOut() {
         let device = AccelerometerRelay.device(for: accelerometer(location: nil))
         #expect(device.properties == ["ACCEL_MOUNT_MATRIX": "1,0,0;0,1,0;0,0,1"])
