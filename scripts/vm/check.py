@@ -350,15 +350,20 @@ def check(name, s, spec, args, tmp):
         if len(starts) < 2 or not vanished:
             problems.append("the sensor did not vanish and return (starts %s, vanished %s)" % (starts, vanished))
             return problems, notes
-        vm = []
-        for e in s["events"]:
-            start = starts[0] if e["time"] < starts[1] else starts[1]
-            vm.append(dict(e, time=e["time"] - start + t0))
+
+        def on_trace_clock(events):
+            return [dict(e, time=e["time"] - (starts[0] if e["time"] < starts[1] else starts[1]) + t0) for e in events]
     else:
         expected = detect(args.shakectl, q, tmp, name + ".csv")
-        vm = [dict(e, time=e["time"] - starts[0] + t0) for e in s["events"]]
+
+        def on_trace_clock(events):
+            return [dict(e, time=e["time"] - starts[0] + t0) for e in events]
+    vm = on_trace_clock(s["events"])
 
     lateness = 0.0
+    # Whether the samples as delivered, given to `shakectl detect`, already give other events than the trace as
+    # recorded: the guest's timing (rows sent a few milliseconds early or late) made the input another one.
+    input_differs = None
     path = os.path.join(args.delivered, name + ".csv")
     if s.get("sent"):
         delivered = [[t] + q[i][1:] for t, i in s["sent"]]
@@ -386,6 +391,9 @@ def check(name, s, spec, args, tmp):
             seen.add(i)
             first.append((t, i))
         lateness = max((t - (starts[0] + rows[i][0] - t0) for t, i in first), default=0.0)
+        if "vanish_at" not in spec and not spec.get("irregular"):
+            input_differs = []
+            compare(on_trace_clock(as_delivered), expected, 0.1, lambda p: 0.1 * p, input_differs, axis=False)
     if spec.get("irregular"):
         got = [label(e) for e in s["events"]]
         notes.append("%d shakes" % got.count("ended"))
@@ -402,6 +410,13 @@ def check(name, s, spec, args, tmp):
             # delivered above already holds the daemon to account for what it got.
             notes.append("WARNING: differs from the trace as recorded, delivered up to %.0f ms late: %s"
                          % (lateness * 1000, "; ".join(differences)))
+        elif differences and input_differs:
+            # The rows as sent were on time within the limit, yet the detector alone, given them, already
+            # differs from the trace as recorded, as the daemon did: the check as delivered above holds the daemon
+            # to account; what remains is the detector's sensitivity to a few milliseconds of delivery jitter.
+            notes.append("WARNING: differs from the trace as recorded (%s), as `shakectl detect` does on the rows as "
+                         "delivered (%s): the detector is sensitive to the guest's delivery jitter"
+                         % ("; ".join(differences), "; ".join(input_differs)))
         elif differences:
             problems.append("against the trace as recorded: " + "; ".join(differences))
         elif max_dt is not None:
