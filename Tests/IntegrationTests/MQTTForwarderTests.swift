@@ -533,7 +533,11 @@ struct MQTTForwarderTests {
         #expect(forwarder.wait(timeout: 30) { _ in served() >= 3 }, "it did not reconnect: \(forwarder.stderr)")
         let pid = try #require(forwarder.daemonPID)
         #expect(kill(pid, 0) == 0, "the forwarder died: \(forwarder.stderr)")
-        #expect(LoadTests.residentKilobytes(pid) < 64 * 1024)
+        // A sanitizer's allocator keeps freed memory (AddressSanitizer quarantines it, here the refused 10 MB and
+        // its copies): there the figure says nothing about the forwarder, and the sanitizer checks it instead.
+        if !LoadTests.sanitized {
+            #expect(LoadTests.residentKilobytes(pid) < 64 * 1024)
+        }
         #expect(forwarder.stderr.contains("the connection failed"), "\(forwarder.stderr)")
     }
 
