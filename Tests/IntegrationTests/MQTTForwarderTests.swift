@@ -493,7 +493,10 @@ struct MQTTForwarderTests {
         #expect(forwarder.wait(timeout: 30) { _ in accepted() >= 5 }, "\(forwarder.stderr)")
         let pid = try #require(forwarder.daemonPID)
         #expect(kill(pid, 0) == 0, "the forwarder died: \(forwarder.stderr)")
-        #expect(LoadTests.residentKilobytes(pid) < 64 * 1024)
+        // Not under a sanitizer, whose allocator and shadow memory are counted too (67 MB under ThreadSanitizer).
+        if !LoadTests.sanitized {
+            #expect(LoadTests.residentKilobytes(pid) < 64 * 1024)
+        }
         #expect(Self.status(directory)["broker_connected"] == "no")
         // One warning for the outage, not one per attempt.
         let lines = forwarder.stderr.split(separator: "\n").filter { $0.contains("broker") && $0.contains("warning") }
