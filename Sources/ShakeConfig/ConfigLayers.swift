@@ -25,10 +25,11 @@ extension ConfigLoader {
 
     /// The drop-in files for a main file, in the order they apply: the `*.yaml` files of
     /// ``vendorDropInDirectory`` and of `MAIN.d` (for `/etc/shaked/shaked.yaml`: `/etc/shaked/shaked.yaml.d`),
-    /// sorted by file name, a file of `MAIN.d` standing in for one of the same name in the vendor folder.
-    public static func dropIns(for main: String, vendor: String = vendorDropInDirectory) -> [String] {
+    /// sorted by file name, a file of `MAIN.d` standing in for one of the same name in the vendor folder. With
+    /// `vendor` nil, the files of `MAIN.d` alone.
+    public static func dropIns(for main: String, vendor: String? = vendorDropInDirectory) -> [String] {
         var byName: [String: String] = [:]
-        for directory in [vendor, main + ".d"] {
+        for directory in [vendor, main + ".d"].compactMap({ $0 }) {
             let names = ConfigFiles.names(in: directory) ?? []
             for name in names where name.hasSuffix(".yaml") && !name.hasPrefix(".") {
                 byName[name] = directory.hasSuffix("/") ? directory + name : directory + "/" + name

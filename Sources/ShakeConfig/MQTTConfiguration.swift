@@ -166,9 +166,7 @@ extension MQTTConfiguration {
 
     /// The drop-ins of a main file: the `*.yaml` files of `MAIN.d`, sorted by name.
     public static func dropIns(for main: String) -> [String] {
-        let directory = main + ".d"
-        return (ConfigFiles.names(in: directory) ?? []).filter { $0.hasSuffix(".yaml") && !$0.hasPrefix(".") }.sorted()
-            .map { "\(directory)/\($0)" }
+        ConfigLoader.dropIns(for: main, vendor: nil)
     }
 
     /// Reads the main file (when it exists, or must), then each drop-in, later keys overriding earlier ones; every
