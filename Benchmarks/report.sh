@@ -63,8 +63,10 @@ if m:
     # 136.3 with the turn test (no swing back on a steady reading of one g: a device resting, turned, behind
     # the gravity estimate), asked once a reversal but changing the per-sample code's layout: the bound is
     # 137. The aim was two thirds of 196.8: 130.1 in the sixth session, with the check every sample passes made
-    # one comparison. The bound is now the aim.
-    table.append(("Detector instructions per sample (callgrind)", m.group(1), "<= 131"))
+    # one comparison. The bound is now the aim. 130.8 with the near-miss view's decision; 134.6 with a stroke's
+    # time and impulse counted in samples at the stream's mean interval and a sample's weight in the duty bounded
+    # (late-stamped and bursty delivery): the bound is 135.
+    table.append(("Detector instructions per sample (callgrind)", m.group(1), "<= 135"))
 for n in (1, 100, 1000):
     # The physical limit measured in the same run: a plain loop writing the same line to n connected sockets.
     base = f"plain write to {n} sockets (baseline)"

@@ -19,7 +19,8 @@ by those properties (direction, orientation, force, iteration; strokes and lengt
 The recall guard: the brisk rows (324 shakes each: 1, 1.5 or 2 back-and-forths from rest in 0.3-0.6 s, 1.8-4 g at
 the turning points, every direction and holding, at 50, 100 and 200 Hz) and the gentle rows (144 each: a phone shaken
 for 2-3 s at 2.4-3.8 g, 25, 30 and 60 Hz, with jittered times and repeated samples; taken when `began` comes within
-2 s and no `not_a_shake` follows). A second table gives, per row and preset, the median time from a taken shake's
+2 s and no `not_a_shake` follows), and the bursty row (the VM's three shakes delivered in bursts by
+scripts/vm/bursty-trace.py, seeds 1-300; taken when all three end). A second table gives, per row and preset, the median time from a taken shake's
 start to its `began`. `--floors FILE` compares `medium` with the checked-in floors (`make sweep` does):
 a detector change may raise a floor, never lower one.
 """
@@ -81,9 +82,22 @@ def gentle_cells():
                 iteration=GENTLE_ITERATIONS)
 
 
+# Samples delivered in bursts: the VM's trace of three shakes (scripts/vm/vm-test.sh writes it the same way), each
+# delivery a seed of scripts/vm/bursty-trace.py (rows held back 20-80 ms, then sent stamped microseconds apart).
+BURSTY_TRACE = ["--repeat", "3", "--pause", "2", "--duration", "1.2", "--before", "1.5", "--after", "1.5", "--seed", "7"]
+BURSTY_SEEDS = range(1, 301)
+BURSTY_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vm", "bursty-trace.py")
+
+
+def bursty_cells():
+    for seed in BURSTY_SEEDS:
+        yield {"seed": seed, "direction": "horizontal", "orientation": "portrait", "force": 0.7, "iteration": 0.25}
+
+
 # Each row: its name, what it is, its cells, what `shakectl synth` is told beyond each cell, and how a shake is
 # taken: `ended` (an `ended` after its start) or `began` (a `began` within GENTLE_BEGAN s of its start and no
-# `not_a_shake` after it: a shake longer than the too-long cutoff ends `too_long`, which is right).
+# `not_a_shake` after it: a shake longer than the too-long cutoff ends `too_long`, which is right), or `ended3`
+# (three `ended`: a delivery of the three shakes loses none). `bursty` delivers one trace in bursts, a seed a cell.
 # `brief` replaces the duration with two back-and-forths.
 ROWS = [
     ("base", "a hand, 100 Hz, 0.05 m/s² noise", base_cells, [], "ended"),
@@ -104,6 +118,8 @@ ROWS = [
      gentle_cells, ["--rate", "25", *GENTLE_DEVICE], "began"),
     ("gentle-30", "the same, 30 Hz", gentle_cells, ["--rate", "30", *GENTLE_DEVICE], "began"),
     ("gentle-60", "the same, 60 Hz", gentle_cells, ["--rate", "60", *GENTLE_DEVICE], "began"),
+    ("bursty", "the VM's three shakes delivered in bursts, 300 ways (scripts/vm/bursty-trace.py); all three ended",
+     bursty_cells, "bursty", "ended3"),
 ]
 
 
@@ -161,8 +177,20 @@ def main():
     with tempfile.TemporaryDirectory(prefix="shaked-sweep.") as folder:
         traces = []  # (row, cell, path, start)
         jobs = []
+        bursty_source = os.path.join(folder, "bursty-source.csv")
+        if any(r[3] == "bursty" for r in rows):
+            made = subprocess.run([args.shakectl, "synth", *BURSTY_TRACE, "--out", bursty_source],
+                                  capture_output=True, text=True)
+            if made.returncode != 0:
+                sys.exit(f"sweep: shakectl synth: {made.stderr.strip()}")
         for row, _, cells, extra, _ in rows:
             for cell in cells():
+                if extra == "bursty":
+                    path = os.path.join(folder, f"{row}-{cell['seed']}.csv")
+                    traces.append((row, cell, path, 1.5))
+                    jobs.append(["sh", "-c", 'exec "$0" --seed "$1" "$2" >"$3"', BURSTY_SCRIPT, str(cell["seed"]),
+                                 bursty_source, path])
+                    continue
                 arguments, before = synth_arguments(cell, extra)
                 path = os.path.join(folder, f"{row}-{cell['seed']}.csv")
                 traces.append((row, cell, path, before))
@@ -202,6 +230,8 @@ def main():
                     taken[(preset, path)] = (
                         first is not None and first <= start + GENTLE_BEGAN
                         and not any(time > first for time in rejected[path]))
+                elif criteria[row] == "ended3":
+                    taken[(preset, path)] = len(ended[path]) >= 3
                 else:
                     taken[(preset, path)] = any(time > start for time in ended[path])
                 if taken[(preset, path)] and first_began is not None:
@@ -246,6 +276,9 @@ def main():
     if args.misses:
         print("\nnot taken at medium:")
         for row, cell, _, _ in (t for t in traces if not taken.get(("medium", t[2]), True)):
+            if dict((r[0], r[3]) for r in ROWS)[row] == "bursty":
+                print(f"  {row} seed {cell['seed']}")
+                continue
             print(f"  {row} {cell['direction']} {cell['orientation']} force {cell['force']} "
                   f"iteration {cell['iteration']} duration {synth_arguments(cell, dict((r[0], r[3]) for r in ROWS)[row])[0][9]}"
                   f" seed {cell['seed']}")

@@ -70,6 +70,11 @@ public struct ShakeDetector: Sendable {
     /// strokes. The acceleration of a circle turns a quarter to a third of a turn from stroke to stroke, and
     /// the jumble of an impact (a fall, the device bouncing in a pocket) points every way (`askew`).
     static let straightBack = -0.7
+    /// In the duty a sample weighs the time since the one before, but at most this many mean intervals of the
+    /// stream: a sensor sampling unevenly (a phone's timer) stamps each sample when it took it, within a third of
+    /// an interval or so; a sample held back 20-80 ms by a loaded system and then delivered with a burst of others,
+    /// all stamped when they arrived, would weigh the time it waited, weak or strong, and the burst nothing.
+    static let maxSampleWeight = 2.0
     /// After the last strong sample of a shake with more reversals than it needs (two quick back-and-forths,
     /// not one), the hand settles: up to this many seconds of weaker motion before the quiet time are not held
     /// against the duty (a short, brisk shake is mostly its own settling).
@@ -268,7 +273,7 @@ public struct ShakeDetector: Sendable {
     private var strokeDirection = Vector3.zero
     private var strokePeakLength = 0.0
     private var strokeStart = 0.0
-    /// The stroke's first sample, counted in ``Counters/samples``: see `halfPeriod`.
+    /// The stroke's first sample, counted in ``Counters/samples``: see `strokeAge`.
     private var strokeStartSample = 0
     private var strokeImpulse = 0.0
     /// Impulse against the current stroke since the acceleration last pointed along it: the start of the
@@ -290,6 +295,8 @@ public struct ShakeDetector: Sendable {
 
     // The chain of quick reversals the stroke belongs to.
     private var halves = HalfPeriodStatistics()
+    /// The time since the chain's first stroke, and the part of it that the motion was strong (the duty), each
+    /// sample weighing at most `maxSampleWeight` mean intervals.
     private var dutyTime = 0.0
     private var dutyActive = 0.0
     private var lastActive = 0.0
@@ -372,8 +379,8 @@ public struct ShakeDetector: Sendable {
             return nil
         }
         let time = sample.time
-        let dt = time - lastTime
-        if dt < 0 || dt > settings.maxGap {
+        let gap = time - lastTime
+        if gap < 0 || gap > settings.maxGap {
             counters.discontinuities += 1
             let event = interrupt()
             startStream(with: sample)
@@ -382,7 +389,7 @@ public struct ShakeDetector: Sendable {
         lastTime = time
 
         let acceleration = sample.acceleration
-        gravity = gravity + (acceleration - gravity) * min(1, dt * inverseGravityTimeConstant)
+        gravity = gravity + (acceleration - gravity) * min(1, gap * inverseGravityTimeConstant)
         lastAcceleration = acceleration
         let linear = acceleration - gravity
 
@@ -392,12 +399,13 @@ public struct ShakeDetector: Sendable {
             // (limiting free fall never lengthens the vector).
             guard hasStroke || linear.lengthSquared > thresholdSquared else {
                 // How long the device has leant (see `maxLean`).
-                if linear.lengthSquared > dutySquared { lean += dt } else { lean = 0 }
+                if linear.lengthSquared > dutySquared { lean += gap } else { lean = 0 }
                 return nil
             }
+            let dt = step(at: time)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
-            if hasStroke { accountDuty(strokeSquared, at: time, dt: dt) }
+            if hasStroke { accountDuty(strokeSquared, at: time, gap: gap, step: dt) }
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
             // `began` needs the first evidence of a shake: a good reversal whose next stroke swings the device
             // back, or a brisk first stroke across gravity. A bump, a step or a landing acts along gravity and
@@ -405,7 +413,7 @@ public struct ShakeDetector: Sendable {
             guard
                 goodReversals > 0
                     || (hasStroke && strokeImpulse >= settings.beganImpulse
-                        && time - strokeStart <= quickStroke && isAcrossGravity)
+                        && strokeAge(dt) <= quickStroke && isAcrossGravity)
             else { return nil }
             mode = .shaking(began: time)
             // Motion is followed only from here on (`followMotion`): the fast average starts from this reading,
@@ -419,16 +427,17 @@ public struct ShakeDetector: Sendable {
             isReported = false
             guard
                 levelReversals > 0
-                    || (goodReversals == 0 && time - strokeStart <= max(briskStroke, 3 * dt) && isNearlyLevel
+                    || (goodReversals == 0 && strokeAge(dt) <= max(briskStroke, 3 * dt) && isNearlyLevel
                         && leanBeforeStroke <= Self.maxLean)
             else { return nil }
             return report(at: time)
 
         case .shaking(let began):
-            followMotion(acceleration, at: time, dt: dt)
+            let dt = step(at: time)
+            followMotion(acceleration, at: time, dt: gap)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
-            accountDuty(strokeSquared, at: time, dt: dt)
+            accountDuty(strokeSquared, at: time, gap: gap, step: dt)
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
             let linearSquared = linear.lengthSquared
             shakePeakSquared = max(shakePeakSquared, linearSquared)
@@ -470,7 +479,7 @@ public struct ShakeDetector: Sendable {
             return nil
 
         case .calming:
-            followMotion(acceleration, at: time, dt: dt)
+            followMotion(acceleration, at: time, dt: gap)
             if time - lastMotion >= settings.calmTime {
                 mode = .armed
                 resetStrokes()
@@ -489,12 +498,16 @@ public struct ShakeDetector: Sendable {
         }
     }
 
-    /// The duty: the time since the chain's first stroke, and the part of it that the motion was strong.
+    /// The duty: the time since the chain's first stroke, and the part of it that the motion was strong. A sample
+    /// weighs the time since the one before (a sensor that samples unevenly stamps each sample when it took it),
+    /// but no more than `maxSampleWeight` mean intervals: a sample held back and then delivered in a burst, stamped
+    /// when it arrived, does not weigh all the time it waited.
     @inline(__always)
-    private mutating func accountDuty(_ strokeSquared: Double, at time: Double, dt: Double) {
-        dutyTime += dt
+    private mutating func accountDuty(_ strokeSquared: Double, at time: Double, gap: Double, step: Double) {
+        let weight = min(gap, Self.maxSampleWeight * step)
+        dutyTime += weight
         if strokeSquared > dutySquared {
-            dutyActive += dt
+            dutyActive += weight
             lastActive = time
         }
     }
@@ -659,7 +672,7 @@ public struct ShakeDetector: Sendable {
             return
         }
         // The stroke reversed.
-        let half = halfPeriod(at: time)
+        let half = strokeAge(dt)
         guard half <= settings.maxHalfPeriod else {
             // Too slow to be part of the same shake: this stroke starts a new chain.
             resetStrokes()
@@ -722,14 +735,27 @@ public struct ShakeDetector: Sendable {
         }
     }
 
-    /// The time since the current stroke started, counted in samples at the stream's mean interval. Samples
-    /// delivered in bursts (held back, then stamped microseconds apart) keep their order and their number but
-    /// not their times: a reversal stamped late would make one half period long and the next short, and a
-    /// shake irregular. Worked out only at a reversal, so that it costs nothing per sample.
-    private func halfPeriod(at time: Double) -> Double {
-        let samples = counters.samples &- streamStartSample
-        guard samples > 0 else { return time - strokeStart }
-        return Double(counters.samples &- strokeStartSample) * ((time - streamStart) / Double(samples))
+    /// The time a sample stands for while strokes are followed: the stream's mean interval, not the time since the
+    /// sample before. A sensor without timestamps, or a loaded system, stamps samples when they arrive, late by up
+    /// to a few intervals and now and then in a burst microseconds apart; a sample stamped late would weigh as many
+    /// samples in a stroke's impulse, the one after it as none, a brisk stroke's first sample stamped early would
+    /// make it look slow, and the steadiness of a reading (`turningJerk`) would be judged over a time the device
+    /// did not take. The samples keep their order and their number. (The gravity estimate, the lean, the duty and the
+    /// wait for calm, sums and averages over a third of a second and more, in which one sample's lateness is taken
+    /// back by the next, keep the samples' own times; but in the duty no sample weighs more than
+    /// `maxSampleWeight` intervals.) Worked out only while a stroke may be under way.
+    @inline(__always)
+    private func step(at time: Double) -> Double {
+        (time - streamStart) / Double(counters.samples &- streamStartSample)
+    }
+
+    /// The time since the current stroke started, counted in samples at the stream's mean interval (`step`, the
+    /// `dt` of ``process(_:)``). Samples delivered in bursts (held back, then stamped microseconds apart) keep their
+    /// order and their number but not their times: a reversal stamped late would make one half period long and the
+    /// next short, and a shake irregular; a stroke's first sample stamped early would make a brisk stroke look slow.
+    @inline(__always)
+    private func strokeAge(_ step: Double) -> Double {
+        Double(counters.samples &- strokeStartSample) * step
     }
 
     private mutating func mark(_ reversal: Reversal, at time: Double) {
