@@ -41,6 +41,17 @@ let package = Package(
         // Text for people: numbers as short decimal text (the one formatter every module writes numbers with), and
         // control characters escaped in whatever is printed.
         .target(name: "NumberFormat", swiftSettings: strictSettings),
+        // Blocking work in one home: the threads that C libraries' blocking calls need (started, named, joined by
+        // their completion), the one wake-up primitive they wait on, and poll(2).
+        .target(
+            name: "BlockingWork", dependencies: ["CThreads", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strictSettings
+        ),
+        // eventfd(2) and thread names, which the Glibc module does not show, for BlockingWork only.
+        .systemLibrary(name: "CThreads"),
+        .testTarget(
+            name: "BlockingWorkTests", dependencies: ["BlockingWork", "CThreads"], swiftSettings: strictSettings
+        ),
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
         .target(name: "ShakeDetection", dependencies: ["NumberFormat"], swiftSettings: strictSettings),
         // Trace files (CSV `time,x,y,z`) and the trace synthesizer.
@@ -79,7 +90,7 @@ let package = Package(
         // systemd integration: listen fds (socket activation), notify, watchdog, journald.
         .target(
             name: "SystemdSupport",
-            dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSystemd", "BlockingWork", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Scoring the detector against labelled corpora of recordings.
@@ -168,7 +179,8 @@ let package = Package(
         .target(
             name: "IIOSensor",
             dependencies: [
-                "CLibIIO", "IIOModel", "ShakeDetection", "NumberFormat", .product(name: "Logging", package: "swift-log"),
+                "CLibIIO", "BlockingWork", "IIOModel", "ShakeDetection", "NumberFormat",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -184,7 +196,7 @@ let package = Package(
             name: "ShakeDaemon",
             dependencies: [
                 "IIOSensor", "IIOModel", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
-                "SystemdSupport", "NumberFormat", "UInput",
+                "SystemdSupport", "NumberFormat", "UInput", "BlockingWork",
                 .product(name: "Logging", package: "swift-log"),
                 // NIODeadline, the time of the socket's LogLimiter, which the D-Bus object's log lines use too.
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -212,6 +224,7 @@ let package = Package(
             name: "ShakeMQTT",
             dependencies: [
                 "CMosquitto", "ShakeClient", "ShakeConfig", "ShakeDetection", "ShakeProtocol", "SystemdSupport",
+                "BlockingWork",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -237,7 +250,7 @@ let package = Package(
             name: "ShakeDaemonTests",
             dependencies: [
                 "ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor", "ShakeProtocol",
-                "UInput",
+                "UInput", "BlockingWork",
             ],
             swiftSettings: strictSettings
         ),
@@ -245,6 +258,7 @@ let package = Package(
             name: "IIOSensorTests",
             dependencies: [
                 "IIOSensor", "IIOModel", "ShakeDetection", "NumberFormat", "ShakeTestSupport", "ShakeDaemon",
+                "BlockingWork",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

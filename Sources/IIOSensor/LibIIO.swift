@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 import CLibIIO
 import IIOModel
 public import Logging
@@ -299,20 +300,12 @@ final class LibIIOBuffer: IIOBufferHandle {
             pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeup.fileDescriptor, events: Int16(POLLIN), revents: 0),
         ]
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if wakeup.isSignalled { return .stopped }
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            let result = poll(&fds, 2, Wakeup.milliseconds(max(.zero, remaining)))
-            if result < 0 {
-                if errno == EINTR { continue }
-                return .failed
-            }
-            if fds[1].revents != 0 || wakeup.isSignalled { return .stopped }
-            if fds[0].revents & Int16(POLLIN) != 0 { return .ready }
-            if fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return .failed }
-            if result == 0 { return .timedOut }
-        }
+        if wakeup.isSignalled { return .stopped }
+        guard case .success(let ready) = Readiness.wait(&fds, timeout: timeout) else { return .failed }
+        if fds[1].revents != 0 || wakeup.isSignalled { return .stopped }
+        if fds[0].revents & Int16(POLLIN) != 0 { return .ready }
+        if fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return .failed }
+        return ready == 0 ? .timedOut : .failed
     }
 
     func read() throws(IIOError) -> [UInt8] {
