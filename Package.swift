@@ -55,7 +55,11 @@ let package = Package(
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
         .target(name: "ShakeDetection", dependencies: ["NumberFormat"], swiftSettings: strictSettings),
         // Trace files (CSV `time,x,y,z`) and the trace synthesizer.
-        .target(name: "ShakeTrace", dependencies: ["ShakeDetection", "NumberFormat"], swiftSettings: strictSettings),
+        .target(
+            name: "ShakeTrace",
+            dependencies: ["ShakeDetection", "NumberFormat", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strictSettings
+        ),
         // The wire protocol v1: requests and server messages as JSON lines, and the JSON writer. No I/O.
         .target(
             name: "ShakeProtocol",
@@ -101,7 +105,10 @@ let package = Package(
         // The configuration file: its YAML subset read without a library, schema, defaults, validation.
         .target(
             name: "ShakeConfig",
-            dependencies: ["ShakeDetection", "ShakeProtocol", "IIOModel", "NumberFormat"],
+            dependencies: [
+                "ShakeDetection", "ShakeProtocol", "IIOModel", "NumberFormat",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: strictSettings
         ),
         // The command-line client.
@@ -181,6 +188,7 @@ let package = Package(
             dependencies: [
                 "CLibIIO", "BlockingWork", "IIOModel", "ShakeDetection", "NumberFormat",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
         ),
