@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import DequeModule
-import Foundation
 import Logging
 import NIOCore
 import ShakeDetection

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 public import ArgumentParser
-import Foundation
+import FoundationEssentials
 public import IIOModel
 import NumberFormat
 import ShakeDetection
 import ShakeTrace
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `shakectl simulate-device`: an IIO accelerometer that plays a trace, for umockdev-run.
 struct SimulateDeviceCommand: ParsableCommand {
