@@ -259,7 +259,7 @@ let package = Package(
             name: "ShakeDaemonTests",
             dependencies: [
                 "ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor", "ShakeProtocol",
-                "UInput", "BlockingWork",
+                "UInput", "BlockingWork", "SystemdSupport",
             ],
             swiftSettings: strictSettings
         ),
