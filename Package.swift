@@ -182,7 +182,10 @@ let package = Package(
         // The IIO model, pure: scan types and layouts, scaling, mount matrix, udev properties, the choice of
         // device and sampling frequency. No libiio, no I/O: shakectl's simulated devices encode with it too.
         .target(name: "IIOModel", dependencies: ["ShakeDetection", "NumberFormat"], swiftSettings: strictSettings),
-        .testTarget(name: "IIOModelTests", dependencies: ["IIOModel", "ShakeDetection"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "IIOModelTests", dependencies: ["IIOModel", "ShakeDetection", "NumberFormat", "ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
         // Accelerometers through Linux IIO: discovery, buffered and polled drivers, hotplug. The only libiio user.
         .target(
             name: "IIOSensor",
@@ -266,8 +269,7 @@ let package = Package(
         .testTarget(
             name: "IIOSensorTests",
             dependencies: [
-                "IIOSensor", "IIOModel", "ShakeDetection", "NumberFormat", "ShakeTestSupport", "ShakeDaemon",
-                "BlockingWork",
+                "IIOSensor", "IIOModel", "ShakeDetection", "ShakeTestSupport", "ShakeDaemon", "BlockingWork",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
