@@ -34,8 +34,9 @@ public final class Wakeup: Sendable {
     /// Whether ``signal()`` has been called (since the last ``consume()``).
     public var isSignalled: Bool { signalled.load(ordering: .acquiring) }
 
-    /// Wakes the waits. Safe to call from any thread, and from a signal handler, any number of times: the
-    /// eventfd's counter adds up the signals and one read takes them all.
+    /// Wakes the waits. Safe to call from any thread, any number of times: the eventfd's counter adds up the
+    /// signals and one read takes them all. Not from a signal handler: a failed write is a thrown error, which
+    /// allocates.
     public func signal() {
         signalled.store(true, ordering: .releasing)
         guard descriptor >= 0 else { return }
