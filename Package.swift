@@ -41,10 +41,25 @@ let package = Package(
         // Text for people: numbers as short decimal text (the one formatter every module writes numbers with), and
         // control characters escaped in whatever is printed.
         .target(name: "NumberFormat", swiftSettings: strictSettings),
+        // Blocking work in one home: the threads that C libraries' blocking calls need (started, named, joined by
+        // their completion), the one wake-up primitive they wait on, and poll(2).
+        .target(
+            name: "BlockingWork", dependencies: ["CThreads", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strictSettings
+        ),
+        // eventfd(2) and thread names, which the Glibc module does not show, for BlockingWork only.
+        .systemLibrary(name: "CThreads"),
+        .testTarget(
+            name: "BlockingWorkTests", dependencies: ["BlockingWork", "CThreads"], swiftSettings: strictSettings
+        ),
         // Samples in, events out: the shake state machine. No I/O, no clocks, no Foundation.
         .target(name: "ShakeDetection", dependencies: ["NumberFormat"], swiftSettings: strictSettings),
         // Trace files (CSV `time,x,y,z`) and the trace synthesizer.
-        .target(name: "ShakeTrace", dependencies: ["ShakeDetection", "NumberFormat"], swiftSettings: strictSettings),
+        .target(
+            name: "ShakeTrace",
+            dependencies: ["ShakeDetection", "NumberFormat", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strictSettings
+        ),
         // The wire protocol v1: requests and server messages as JSON lines, and the JSON writer. No I/O.
         .target(
             name: "ShakeProtocol",
@@ -79,7 +94,7 @@ let package = Package(
         // systemd integration: listen fds (socket activation), notify, watchdog, journald.
         .target(
             name: "SystemdSupport",
-            dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSystemd", "BlockingWork", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Scoring the detector against labelled corpora of recordings.
@@ -90,7 +105,10 @@ let package = Package(
         // The configuration file: its YAML subset read without a library, schema, defaults, validation.
         .target(
             name: "ShakeConfig",
-            dependencies: ["ShakeDetection", "ShakeProtocol", "IIOModel", "NumberFormat"],
+            dependencies: [
+                "ShakeDetection", "ShakeProtocol", "IIOModel", "NumberFormat",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: strictSettings
         ),
         // The command-line client.
@@ -164,11 +182,17 @@ let package = Package(
         // The IIO model, pure: scan types and layouts, scaling, mount matrix, udev properties, the choice of
         // device and sampling frequency. No libiio, no I/O: shakectl's simulated devices encode with it too.
         .target(name: "IIOModel", dependencies: ["ShakeDetection", "NumberFormat"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "IIOModelTests", dependencies: ["IIOModel", "ShakeDetection", "NumberFormat", "ShakeTestSupport"],
+            swiftSettings: strictSettings
+        ),
         // Accelerometers through Linux IIO: discovery, buffered and polled drivers, hotplug. The only libiio user.
         .target(
             name: "IIOSensor",
             dependencies: [
-                "CLibIIO", "IIOModel", "ShakeDetection", "NumberFormat", .product(name: "Logging", package: "swift-log"),
+                "CLibIIO", "BlockingWork", "IIOModel", "ShakeDetection", "NumberFormat",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
         ),
@@ -184,7 +208,7 @@ let package = Package(
             name: "ShakeDaemon",
             dependencies: [
                 "IIOSensor", "IIOModel", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
-                "SystemdSupport", "NumberFormat", "UInput",
+                "SystemdSupport", "NumberFormat", "UInput", "BlockingWork",
                 .product(name: "Logging", package: "swift-log"),
                 // NIODeadline, the time of the socket's LogLimiter, which the D-Bus object's log lines use too.
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -212,6 +236,7 @@ let package = Package(
             name: "ShakeMQTT",
             dependencies: [
                 "CMosquitto", "ShakeClient", "ShakeConfig", "ShakeDetection", "ShakeProtocol", "SystemdSupport",
+                "BlockingWork",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -237,14 +262,14 @@ let package = Package(
             name: "ShakeDaemonTests",
             dependencies: [
                 "ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor", "ShakeProtocol",
-                "UInput",
+                "UInput", "BlockingWork", "SystemdSupport",
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "IIOSensorTests",
             dependencies: [
-                "IIOSensor", "IIOModel", "ShakeDetection", "NumberFormat", "ShakeTestSupport", "ShakeDaemon",
+                "IIOSensor", "IIOModel", "ShakeDetection", "ShakeTestSupport", "ShakeDaemon", "BlockingWork",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+public import BlockingWork
 public import IIOModel
 public import Logging
 import NumberFormat

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+import FoundationEssentials
 public import ShakeDetection
 public import ShakeProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A client of the shaked daemon: subscribe to shake events, ask for status, simulate a shake, stream samples.
 ///

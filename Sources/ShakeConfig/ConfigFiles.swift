@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import SystemPackage
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -59,10 +61,14 @@ enum ConfigFiles {
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while bytes.count <= limit {
             let wanted = min(chunk.count, limit + 1 - bytes.count)
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .system(errno: errno)
+            let count: Int
+            do {
+                count = try chunk.withUnsafeMutableBytes {
+                    try FileDescriptor(rawValue: descriptor).read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: $0[..<wanted]))
+                }
+            } catch {
+                throw .system(errno: (error as? Errno)?.rawValue ?? EIO)
             }
             if count == 0 { break }
             bytes += chunk[..<count]

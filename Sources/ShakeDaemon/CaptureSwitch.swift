@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 import IIOSensor
 
 /// Capture on and off: the ``CaptureGate`` that decides from who listens, and the wakeups that carry its decisions

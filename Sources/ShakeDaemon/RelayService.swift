@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
 import Logging
 import ServiceLifecycle
 import UInput
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The relay's decisions, made on the source's thread and carried to the ``RelayService``: the
 /// ``AccelerometerRelay`` while the relay is on, its actions, and the service's own tries at making its device
@@ -99,7 +102,7 @@ struct RelayService: Service {
             }
         }
         device?.close()
-        try? FileManager.default.removeItem(atPath: propertiesPath)
+        _ = unlink(propertiesPath)
     }
 
     /// Makes the device (after writing its properties), and says what came of it; a failure schedules the next

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 import IIOModel
 import IIOSensor
 import Logging
@@ -17,17 +18,12 @@ struct SourceService: Service {
     func run() async {
         let source = self.source
         await withTaskCancellationOrGracefulShutdownHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let started = startThread(name: "shaked-source") {
-                    source.run()
-                    done.resume()
-                }
-                // Without a thread of its own (the system out of threads), the source runs here rather than never.
-                if !started {
-                    source.run()
-                    done.resume()
-                }
+            // Never on the cooperative pool instead: libiio's calls block, and the pool has a thread per core.
+            guard let thread = BlockingThread.start(name: "shaked-source", source.run) else {
+                source.cannotStart()
+                return
             }
+            await thread.join()
         } onCancelOrGracefulShutdown: {
             source.capture.stopForGood()
         }
@@ -79,6 +75,12 @@ final class SourceLoop: Sendable {
     /// A reload's new detector settings.
     func update(settings: DetectorSettings) {
         detector.withLock { $0.update(settings: settings) }
+    }
+
+    /// The system gave the source no thread (out of threads or memory): said, and the daemon ends with status 1.
+    func cannotStart() {
+        logger.error("the source's thread could not be started: the daemon stops")
+        exitStatus.withLock { $0 = 1 }
     }
 
     /// The source's thread: capture while somebody listens, or the replay; then a shake in progress is

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
 public import ShakeTrace
 
 /// A labelled corpus of recordings: a folder with `manifest.csv` (`file,dataset,kind,activity,label_start,

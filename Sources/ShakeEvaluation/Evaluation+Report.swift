@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
 import ShakeDetection
 import ShakeProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension Evaluation {
     /// The evaluation as a table for a person.

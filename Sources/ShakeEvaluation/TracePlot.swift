@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
 public import ShakeDetection
 import ShakeProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Draws a trace as the detector saw it, as an SVG picture: what a person tuning a sensitivity wants to see.
 ///

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 import CMosquitto
 import Synchronization
-import SystemdSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -69,12 +69,12 @@ final class MosquittoSession: Sendable {
         var awaited: Set<Int32> = []
     }
     private let shared = Mutex(Shared())
-    /// Wakes the thread from a back-off wait.
+    /// Wakes the thread from a back-off wait: a stop signal.
     private let wakeup = Wakeup()
-    /// Wakes callers waiting for a connection or acknowledgements.
+    /// Wakes callers waiting for a connection or acknowledgements: a doorbell, rung at each.
     private let progress = Wakeup()
-    /// Signalled when the thread has finished.
-    private let finished = Wakeup()
+    /// The session's thread, once started.
+    private let thread = Mutex<BlockingThread?>(nil)
 
     /// What the callbacks learn on the session's thread: the CONNACK code and the last error the library logged.
     private final class Loop: @unchecked Sendable {
@@ -138,7 +138,9 @@ final class MosquittoSession: Sendable {
         }
         // The thread holds the session until it ends.
         let session = self
-        return startThread(name: "mqtt") { session.run() }
+        guard let thread = BlockingThread.start(name: "mqtt", { session.run() }) else { return false }
+        self.thread.withLock { $0 = thread }
+        return true
     }
 
     var isConnected: Bool { shared.withLock { $0.connected } }
@@ -168,22 +170,24 @@ final class MosquittoSession: Sendable {
             return true
         }
         guard ok else { return false }
-        let deadline = Wakeup.now() + timeout
+        let deadline = Self.now() + timeout
         while shared.withLock({ !$0.awaited.isDisjoint(with: mids) }) {
-            let left = deadline - Wakeup.now()
+            let left = deadline - Self.now()
             if left <= 0 { return false }
-            progress.wait(seconds: min(left, 0.1))
+            progress.sleep(for: .seconds(min(left, 0.1)))
+            progress.consume()
         }
         return true
     }
 
     /// Waits until the broker has accepted the connection, or `timeout` seconds pass.
     func waitConnected(timeout: Double) -> Bool {
-        let deadline = Wakeup.now() + timeout
+        let deadline = Self.now() + timeout
         while !isConnected {
-            let left = deadline - Wakeup.now()
+            let left = deadline - Self.now()
             if left <= 0 { return false }
-            progress.wait(seconds: min(left, 0.1))
+            progress.sleep(for: .seconds(min(left, 0.1)))
+            progress.consume()
         }
         return true
     }
@@ -197,7 +201,9 @@ final class MosquittoSession: Sendable {
         guard !wasStopping else { return }
         mosquitto_disconnect(handle)
         wakeup.signal()
-        finished.wait(seconds: 5)
+        // Bounded: a connect that hangs in the library (a name to resolve, a host that does not answer) must not
+        // hold the caller's shutdown.
+        thread.withLock { $0 }?.join(timeout: .seconds(5))
     }
 
     private var isStopping: Bool { shared.withLock { $0.stopping } }
@@ -205,7 +211,6 @@ final class MosquittoSession: Sendable {
     // MARK: The session's thread
 
     private func run() {
-        defer { finished.signal() }
         var backoff = ReconnectBackoff()
         while !isStopping {
             loop.connack = nil
@@ -223,7 +228,7 @@ final class MosquittoSession: Sendable {
                 return state.connected
             }
             if isStopping { break }
-            let connectedFor = wasConnected ? loop.connectedAt.map { Wakeup.now() - $0 } : nil
+            let connectedFor = wasConnected ? loop.connectedAt.map { Self.now() - $0 } : nil
             // Only a connection that held starts the back-off again: a broker that accepts and drops at once
             // (or sends garbage) is retried ever more slowly.
             if let connectedFor, connectedFor >= Self.stableAfter { backoff.reset() }
@@ -232,7 +237,7 @@ final class MosquittoSession: Sendable {
             let wait = backoff.next(refused: refusal != nil, jitter: Double.random(in: 0..<1))
             let reason = loop.lastError.map { "\(Self.describe(result)): \($0)" } ?? Self.describe(result)
             onEvent(.lost(reason: reason, refusal: refusal, connectedFor: connectedFor, retryIn: wait))
-            wakeup.wait(seconds: wait)
+            wakeup.sleep(for: .seconds(wait))
         }
         shared.withLock { $0.connected = false }
     }
@@ -243,7 +248,7 @@ final class MosquittoSession: Sendable {
     private func connectCallback(_ code: Int32) {
         loop.connack = code
         guard code == 0 else { return }
-        loop.connectedAt = Wakeup.now()
+        loop.connectedAt = Self.now()
         shared.withLock { $0.connected = true }
         onEvent(.connected)
         progress.signal()
@@ -285,37 +290,8 @@ enum MosquittoLibrary {
     }
 }
 
-/// A semaphore with a timed wait (the back-off's sleep, which ``MosquittoSession/stop()`` cuts short).
-final class Wakeup: Sendable {
-    private nonisolated(unsafe) let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-
-    init() {
-        sem_init(semaphore, 0, 0)
-    }
-
-    deinit {
-        sem_destroy(semaphore)
-        semaphore.deallocate()
-    }
-
-    func signal() {
-        sem_post(semaphore)
-    }
-
-    /// Waits for a signal or `seconds`, whichever comes first.
-    func wait(seconds: Double) {
-        var until = timespec()
-        clock_gettime(CLOCK_REALTIME, &until)
-        let whole = seconds.rounded(.down)
-        until.tv_sec += Int(whole)
-        until.tv_nsec += Int((seconds - whole) * 1e9)
-        if until.tv_nsec >= 1_000_000_000 {
-            until.tv_sec += 1
-            until.tv_nsec -= 1_000_000_000
-        }
-        while sem_timedwait(semaphore, &until) != 0 && errno == EINTR {}
-    }
-
+extension MosquittoSession {
+    /// Monotonic seconds.
     static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Foundation
+public import FoundationEssentials
 public import ShakeDetection
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What the server sends: one JSON object per line, always with an `"event"` field.
 public enum ServerMessage: Sendable, Hashable {

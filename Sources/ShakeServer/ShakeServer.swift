@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import DequeModule
-public import Foundation
+public import FoundationEssentials
 public import Logging
 public import NIOCore
 import NIOPosix

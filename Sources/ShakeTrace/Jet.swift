@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A quantity of time with its first and second derivatives: the synthesizer describes a motion by where the
 /// device is, and reads what the accelerometer sees from the second derivative, exact for the functions composed
@@ -38,8 +41,8 @@ struct Jet: Sendable {
 
     /// The chain rule, twice.
     static func cos(_ x: Jet) -> Jet {
-        let c = Foundation.cos(x.value)
-        let s = Foundation.sin(x.value)
+        let c = Glibc.cos(x.value)
+        let s = Glibc.sin(x.value)
         return Jet(c, rate: -s * x.rate, acceleration: -c * x.rate * x.rate - s * x.acceleration)
     }
 }

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A small, fast, seedable random number generator (SplitMix64), so that a synthesized trace is the same for
 /// the same seed on every machine.

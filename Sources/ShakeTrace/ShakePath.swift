@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where a shaken device is: strokes one way and back, from rest to rest, about where it started.
 ///

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
+import FoundationEssentials
 import Glibc
 import NumberFormat
 public import ShakeDetection
+import SystemPackage
 
 /// Reading and writing trace files.
 public enum TraceFile {
@@ -84,10 +85,11 @@ public enum TraceFile {
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw TraceError(file: path, message: reason(errno))
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: descriptor).read(into: $0) }
+            } catch {
+                throw TraceError(file: path, message: reason((error as? Errno)?.rawValue ?? EIO))
             }
             if count == 0 { return }
             try body(buffer[0..<count])
@@ -134,15 +136,12 @@ public enum TraceFile {
     public static func write(_ samples: [Sample], to path: String, comments: [String] = []) throws(TraceError) {
         let text = render(samples, comments: comments)
         if path == "-" {
-            var bytes = Array(text.utf8)[...]
-            while !bytes.isEmpty {
-                let count = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count >= 0 else {
-                    throw TraceError(
-                        file: "standard output", message: "cannot be written (\(String(cString: strerror(errno))))")
-                }
-                bytes = bytes.dropFirst(count)
+            do {
+                _ = try Array(text.utf8).withUnsafeBytes { try FileDescriptor.standardOutput.writeAll($0) }
+            } catch {
+                let code = (error as? Errno)?.rawValue ?? EIO
+                throw TraceError(
+                    file: "standard output", message: "cannot be written (\(String(cString: strerror(code))))")
             }
             return
         }

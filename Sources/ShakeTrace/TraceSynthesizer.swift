@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
 public import ShakeDetection
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes synthetic accelerometer traces: a motion inside a background, as a device's accelerometer reports it
 /// (gravity included, in the device's frame, with sensor noise and sampling jitter).

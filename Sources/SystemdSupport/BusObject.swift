@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 import CSystemd
 public import Logging
 import Synchronization
@@ -21,9 +22,9 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
 /// caller's credentials as the bus recorded them when the caller connected (never read from /proc); signals and
 /// change notices go to everyone listening or to the clients named.
 ///
-/// sd-bus is not thread-safe, so one thread owns the connection: it waits on the bus and on a wake-up
-/// descriptor, processes messages (calling the handlers) and runs what other threads hand it (signals, change
-/// notices, closing). Like the libiio thread, it is the one blocking thread of its service.
+/// sd-bus is not thread-safe, so one thread owns the connection (a ``BlockingThread``, `shaked-bus`): it waits on
+/// the bus and on a ``Wakeup``, processes messages (calling the handlers) and runs what other threads hand it
+/// (signals, change notices, closing). Like the libiio thread, it is the one blocking thread of its service.
 public final class BusObject: Sendable {
     /// Who called a method or reads a property, as the bus vouches for it: what dbus-daemon recorded of the
     /// caller's socket when it connected (`GetConnectionCredentials`), asked once per caller and kept until it
@@ -123,11 +124,12 @@ public final class BusObject: Sendable {
     private let connection: Connection
     private let work = Mutex<[@Sendable (OpaquePointer) -> Void]>([])
     private let stopping = Atomic<Bool>(false)
-    /// The eventfd that wakes the bus thread; -1 once closed. The object's own for its lifetime: closed by
-    /// `deinit` (the thread holds the object, so it has ended by then) or by a failed `init`, never by the thread,
-    /// so that a wake-up never writes to a descriptor number reused since.
-    private let wakeup: Mutex<Int32>
+    /// Rung when work is handed to the bus thread, or the object closes.
+    private let wakeup = Wakeup()
+    /// Whether the bus thread has given up the connection (then nothing more is handed to it).
     private let finished = Mutex<Bool>(false)
+    /// The bus thread, once started.
+    private let thread = Mutex<BlockingThread?>(nil)
     private let logger: Logger
 
     /// The sd-bus connection and the callback table it points into. Used on the bus thread only once the thread
@@ -184,26 +186,23 @@ public final class BusObject: Sendable {
         let connection = Connection(
             bus: bus, callbacks: Self.callbacks(), context: Unmanaged.passRetained(Context(handlers: handlers)))
         connection.callbacks.pointee.context = connection.context.toOpaque()
-        let descriptor: Int32
         do throws(BusError) {
             try Self.check("exporting \(path)", shaked_bus_add_object(bus, path, interface, connection.callbacks))
             try Self.check("taking the name \(name)", sd_bus_request_name(bus, name, 0))
-            descriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-            if descriptor < 0 { throw BusError(operation: "eventfd", code: errno) }
+            if wakeup.fileDescriptor < 0 { throw BusError(operation: "eventfd", code: EMFILE) }
         } catch {
             Self.release(connection)
             throw error
         }
         self.connection = connection
-        wakeup = Mutex(descriptor)
-        guard startThread(name: "shaked-bus", { [self] in run() }) else {
-            // No thread: nothing to stop, and nothing left for `deinit` to close.
+        guard let thread = BlockingThread.start(name: "shaked-bus", { [self] in run() }) else {
+            // No thread: nothing to stop.
             stopping.store(true, ordering: .releasing)
             finished.withLock { $0 = true }
             Self.release(connection)
-            closeWakeup()
             throw BusError(operation: "starting the bus thread", code: EAGAIN)
         }
+        self.thread.withLock { $0 = thread }
     }
 
     /// A started connection to the bus at `address`, or the system bus; released here when it cannot start.
@@ -299,42 +298,25 @@ public final class BusObject: Sendable {
     }
 
     /// Gives up the name, closes the connection and waits for the bus thread to end (at once when the
-    /// connection was lost and the thread has ended already).
+    /// connection was lost and the thread has ended already, or when called on the bus thread, by a handler).
     public func close() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        wake()
-        while !finished.withLock({ $0 }) { usleep(1000) }
+        wakeup.signal()
+        thread.withLock { $0 }?.join()
     }
 
     deinit {
         close()
-        closeWakeup()
     }
 
     private func post(_ job: @escaping @Sendable (OpaquePointer) -> Void) {
         guard !stopping.load(ordering: .acquiring), !finished.withLock({ $0 }) else { return }
         work.withLock { $0.append(job) }
-        wake()
-    }
-
-    private func wake() {
-        wakeup.withLock { descriptor in
-            guard descriptor >= 0 else { return }
-            var one: UInt64 = 1
-            _ = write(descriptor, &one, 8)
-        }
-    }
-
-    private func closeWakeup() {
-        wakeup.withLock { descriptor in
-            if descriptor >= 0 { Glibc.close(descriptor) }
-            descriptor = -1
-        }
+        wakeup.signal()
     }
 
     private func run() {
         let bus = connection.bus
-        let wakeup = self.wakeup.withLock { $0 }
         var lost: BusError?
         while true {
             // Everything sd-bus has to do now (reading, dispatching, writing), then what others handed over.
@@ -352,23 +334,16 @@ public final class BusObject: Sendable {
             for job in jobs { job(bus) }
             if !jobs.isEmpty { continue }
             if stopping.load(ordering: .acquiring) { break }
-            var timeout: UInt64 = 0
-            _ = sd_bus_get_timeout(bus, &timeout)
-            let milliseconds: Int32 =
-                timeout == UInt64.max ? -1 : Int32(clamping: Self.millisecondsUntil(monotonicMicroseconds: timeout))
             var descriptors = [
                 pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
-                pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeup.fileDescriptor, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&descriptors, 2, milliseconds)
-            if ready < 0, errno != EINTR {
-                lost = BusError(operation: "waiting on the bus", code: errno)
+            if case .failure(let error) = Readiness.wait(&descriptors, timeout: Self.timeout(bus)) {
+                lost = BusError(operation: "waiting on the bus", code: error.rawValue)
                 break
             }
-            if descriptors[1].revents != 0 {
-                var count: UInt64 = 0
-                _ = read(wakeup, &count, 8)
-            }
+            // Rung for work or for closing: both are looked at before the next wait.
+            if descriptors[1].revents != 0 { wakeup.consume() }
         }
         if lost == nil {
             _ = sd_bus_flush(bus)
@@ -384,11 +359,15 @@ public final class BusObject: Sendable {
         }
     }
 
-    private static func millisecondsUntil(monotonicMicroseconds deadline: UInt64) -> Int64 {
+    /// How long sd-bus may wait before it has something to do (a method call's timeout): nil for as long as it
+    /// takes. sd-bus gives a deadline on the monotonic clock, in microseconds.
+    static func timeout(_ bus: OpaquePointer) -> Duration? {
+        var deadline: UInt64 = 0
+        guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else { return nil }
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let current = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-        return deadline <= current ? 0 : Int64((deadline - current + 999) / 1000)
+        return deadline <= current ? .zero : .microseconds(Int64(clamping: deadline - current))
     }
 
     private static func release(_ connection: Connection) {

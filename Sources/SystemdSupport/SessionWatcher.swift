@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 import CSystemd
 public import Logging
 import Synchronization
@@ -11,7 +12,8 @@ import Synchronization
 /// who have an active, unlocked session: `Active` and not `LockedHint`, which screen lockers set. Sessions are read
 /// again whenever one comes or goes, a session's properties change, or logind appears or leaves.
 ///
-/// One thread owns the connection, like ``BusObject``'s: it waits on the bus and a wake-up descriptor.
+/// One thread owns the connection (a ``BlockingThread``, `shaked-sessions`), like ``BusObject``'s: it waits on the
+/// bus and a ``Wakeup``.
 public final class SessionWatcher: Sendable {
     /// The users with an active, unlocked session; nil while logind cannot be asked.
     public typealias Report = @Sendable (Set<UInt32>?) -> Void
@@ -33,11 +35,11 @@ public final class SessionWatcher: Sendable {
     }
 
     private let connection: Connection
-    /// The eventfd that wakes the thread; -1 once closed. Closed by `deinit` or a failed `init`, never by the
-    /// thread, so that a wake-up never writes to a descriptor number reused since.
-    private let wakeup: Mutex<Int32>
+    /// Rung to stop the thread.
+    private let wakeup = Wakeup()
     private let stopping = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(false)
+    /// The watcher's thread, once started.
+    private let thread = Mutex<BlockingThread?>(nil)
     private let logger: Logger
 
     /// The connection and the flag the match callback raises. Used by the watcher's thread only once it runs;
@@ -87,46 +89,30 @@ public final class SessionWatcher: Sendable {
             connection.release()
             throw BusError(operation: "watching logind's sessions", code: -result)
         }
-        let descriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-        if descriptor < 0 {
-            let code = errno
+        if wakeup.fileDescriptor < 0 {
             connection.release()
-            throw BusError(operation: "eventfd", code: code)
+            throw BusError(operation: "eventfd", code: EMFILE)
         }
         self.connection = connection
-        wakeup = Mutex(descriptor)
-        guard startThread(name: "shaked-sessions", { [self] in run(report, lost: lost) }) else {
-            // No thread: nothing to stop, and nothing left for `deinit` to close.
+        guard let thread = BlockingThread.start(name: "shaked-sessions", { [self] in run(report, lost: lost) }) else {
+            // No thread: nothing to stop.
             stopping.store(true, ordering: .releasing)
-            finished.withLock { $0 = true }
             connection.release()
-            closeWakeup()
             throw BusError(operation: "starting the sessions thread", code: EAGAIN)
         }
+        self.thread.withLock { $0 = thread }
     }
 
     /// Stops following and waits for the thread to end (at once when the connection was lost and the thread
-    /// has ended already).
+    /// has ended already, or when called on the watcher's thread, by a handler).
     public func close() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        wakeup.withLock { descriptor in
-            guard descriptor >= 0 else { return }
-            var one: UInt64 = 1
-            _ = write(descriptor, &one, 8)
-        }
-        while !finished.withLock({ $0 }) { usleep(1000) }
+        wakeup.signal()
+        thread.withLock { $0 }?.join()
     }
 
     deinit {
         close()
-        closeWakeup()
-    }
-
-    private func closeWakeup() {
-        wakeup.withLock { descriptor in
-            if descriptor >= 0 { Glibc.close(descriptor) }
-            descriptor = -1
-        }
     }
 
     /// The users with an active, unlocked session, or nil when logind does not answer.
@@ -150,7 +136,6 @@ public final class SessionWatcher: Sendable {
 
     private func run(_ report: @Sendable (Presence?) -> Void, lost: @Sendable (BusError) -> Void) {
         let bus = connection.bus
-        let wakeup = self.wakeup.withLock { $0 }
         var last: Presence?? = .none
         var failure: BusError?
         while !stopping.load(ordering: .acquiring) {
@@ -173,29 +158,16 @@ public final class SessionWatcher: Sendable {
                 }
                 continue
             }
-            var timeout: UInt64 = 0
-            _ = sd_bus_get_timeout(bus, &timeout)
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let current = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-            let milliseconds: Int32 =
-                timeout == UInt64.max
-                ? -1 : Int32(clamping: timeout <= current ? 0 : Int64((timeout - current + 999) / 1000))
             var descriptors = [
                 pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
-                pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeup.fileDescriptor, events: Int16(POLLIN), revents: 0),
             ]
-            if poll(&descriptors, 2, milliseconds) < 0, errno != EINTR {
-                failure = BusError(operation: "waiting on the bus", code: errno)
+            if case .failure(let error) = Readiness.wait(&descriptors, timeout: BusObject.timeout(bus)) {
+                failure = BusError(operation: "waiting on the bus", code: error.rawValue)
                 break
-            }
-            if descriptors[1].revents != 0 {
-                var count: UInt64 = 0
-                _ = Glibc.read(wakeup, &count, 8)
             }
         }
         connection.release()
-        finished.withLock { $0 = true }
         if let failure {
             logger.warning(
                 "the connection to the system bus was lost: capture no longer follows sessions",

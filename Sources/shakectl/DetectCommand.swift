@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
-import Foundation
 import ShakeConfig
 import ShakeDetection
 import ShakeProtocol
 import ShakeTrace
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct DetectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
-import Foundation
 import ShakeClient
 import ShakeProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct ListenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import ShakeConfig
 import ShakeDetection
 import ShakeEvaluation
 import ShakeTrace
 import Subprocess
 import SystemPackage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct PlotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
-import Foundation
 import ShakeClient
 import ShakeDetection
 import ShakeTrace
 import UnixSignals
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import NumberFormat
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -28,16 +29,12 @@ enum StandardStreams {
     /// Writes text, all of it; false when the other end is gone (a closed pipe), which is not worth a crash.
     static func write(_ text: String, to output: Output) -> Bool {
         let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes {
-                Glibc.write(output.descriptor, $0.baseAddress! + offset, $0.count - offset)
-            }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return false }
-            offset += count
+        do {
+            _ = try bytes.withUnsafeBytes { try FileDescriptor(rawValue: output.descriptor).writeAll($0) }
+            return true
+        } catch {
+            return false
         }
-        return true
     }
 }
 

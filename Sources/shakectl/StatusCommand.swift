@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
-import Foundation
 import NumberFormat
 import ShakeClient
 import ShakeDetection

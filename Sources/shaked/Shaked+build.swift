@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import ShakeConfig
 import ShakeDaemon
 import ShakeProtocol
 import ShakeServer
 import SystemdSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension Shaked {
     /// Wires the daemon: configuration, logging, the source and the event outputs.

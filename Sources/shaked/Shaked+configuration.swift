@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import NumberFormat
 import ShakeConfig
 import ShakeDetection
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension Shaked {
     /// The file to read: --config, else the installed one when it exists.

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 public import ArgumentParser
-import Foundation
 import IIOModel
 import IIOSensor
 import ShakeConfig

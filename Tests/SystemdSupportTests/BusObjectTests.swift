@@ -197,7 +197,7 @@ struct BusObjectTests {
         }
     }
 
-    /// The names of this process's threads (what `startThread` wrote to their `comm`).
+    /// The names of this process's threads (what `BlockingThread` gave them: their `comm`).
     static func threadNames() -> [String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         return tasks.compactMap { task in

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import IIOModel
-import IIOSensor
 import ShakeTestSupport
 import Testing
 

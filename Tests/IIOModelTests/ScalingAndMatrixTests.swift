@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import IIOModel
-import IIOSensor
 import NumberFormat
 import ShakeDetection
 import Testing
