@@ -237,7 +237,7 @@ let package = Package(
             name: "ShakeDaemonTests",
             dependencies: [
                 "ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor", "ShakeProtocol",
-                "UInput",
+                "UInput", "ShakeTestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

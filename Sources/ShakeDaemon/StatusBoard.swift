@@ -15,8 +15,6 @@ final class StatusBoard: Sendable {
         var sensitivity: DetectorSettings.Sensitivity
         var reloads = 0
         var rejectedReloads = 0
-        /// The sequence number of the last live event, for the bus when there is no socket server to number them.
-        var lastSeq: UInt64 = 0
 
         /// The bus object's properties now.
         var busProperties: BusProperties {
@@ -69,5 +67,16 @@ final class StatusBoard: Sendable {
                 "ended": counters.ended, "cancelled": counters.cancelled,
                 "config_reloads": state.reloads, "config_reloads_rejected": state.rejectedReloads,
             ])
+    }
+}
+
+/// The status follows the live stream's events: whether a shake is under way, and the detector's counters.
+extension StatusBoard: EventConsumer {
+    func consume(_ event: PublishedEvent) {
+        guard case .live(let live) = event.origin else { return }
+        update { state in
+            state.shaking = live.shaking
+            state.counters = live.counters
+        }
     }
 }

@@ -136,15 +136,17 @@ public final class ShakeServer: Sendable {
 
     private let loop: NIOLoopBoundBox<LoopState>
 
-    /// What any thread may touch, under a lock: the lifecycle, and the seq numbers events get in the order they
-    /// are handed to the event loop, whichever thread publishes them. Work is handed to the loop under this lock
-    /// and only before ``Lifecycle/stopped``, so nothing reaches a loop that has shut down.
+    /// What any thread may touch, under a lock: the lifecycle. Work is handed to the loop under this lock and
+    /// only before ``Lifecycle/stopped``, so nothing reaches a loop that has shut down, and work handed over by
+    /// one publisher after another reaches the loop in that order.
     private struct Outside {
-        var seq = 0
         var lifecycle = Lifecycle.notStarted
     }
 
     private let outside = Mutex(Outside())
+    /// The number of sample streams, as the loop last counted them: read by ``publish(sample:)`` on the
+    /// publisher's thread, so that samples nobody streams never reach the loop.
+    private let streaming = Atomic(0)
 
     /// Where the server is in its life.
     public var lifecycle: Lifecycle { outside.withLock { $0.lifecycle } }
@@ -326,17 +328,11 @@ public final class ShakeServer: Sendable {
         try? await group.shutdownGracefully()
     }
 
-    /// Sends a detector event to every subscriber, numbered, and keeps it for replay.
-    /// - Returns: the event's seq.
-    @discardableResult
-    public func publish(_ event: ShakeEvent, simulated: Bool = false, at date: Date = Date()) -> Int {
-        outside.withLock { state in
-            guard state.lifecycle != .stopped else { return state.seq }
-            state.seq += 1
-            let number = state.seq
-            eventLoop.execute { self.broadcast(event, seq: number, simulated: simulated, date: date) }
-            return number
-        }
+    /// Sends a detector event to every subscriber with its number, `seq`, and keeps it for replay. The numbers
+    /// are given by the caller (the daemon's event path), one after the other: `hello`, `status` and `replay`
+    /// speak of the last one published.
+    public func publish(_ event: ShakeEvent, seq: Int, simulated: Bool = false, at date: Date = Date()) {
+        onLoop { self.broadcast(event, seq: seq, simulated: simulated, date: date) }
     }
 
     /// Applies a new configuration without dropping anyone: limits apply from now on (the replay ring keeps its
@@ -346,8 +342,10 @@ public final class ShakeServer: Sendable {
         try? await eventLoop.submit { self.apply(new) }.get()
     }
 
-    /// Sends a raw sample to the clients that asked for samples.
+    /// Sends a raw sample to the clients that asked for samples (without them, it costs the caller an atomic
+    /// load: the loop is not woken).
     public func publish(sample: Sample) {
+        guard streaming.load(ordering: .relaxed) > 0 else { return }
         onLoop {
             guard self.loop.value.sampleStreams > 0 else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
@@ -520,6 +518,7 @@ public final class ShakeServer: Sendable {
     }
 
     private func listenersChanged() {
+        streaming.store(loop.value.sampleStreams, ordering: .relaxed)
         // Every client is a subscriber (subscribe only narrows the phases): each is reported with its user.
         hooks.listenersChanged(clients.values.map { $0.peer?.uid }, loop.value.sampleStreams)
     }
