@@ -95,7 +95,9 @@ public final class ShakeServer: Sendable {
     let hooks: Hooks
     let group: MultiThreadedEventLoopGroup
     let eventLoop: any EventLoop
-    private let started = Date()
+    /// When the server was made, on a monotonic clock (running through suspend): `status`'s uptime, which a step
+    /// of the wall clock does not change.
+    private let started = ContinuousClock.now
     /// Identifies this run: clients that see it change know seq numbers started again.
     public let run: String = {
         let hex = String(UInt64.random(in: 1...UInt64.max), radix: 16)
@@ -373,6 +375,11 @@ public final class ShakeServer: Sendable {
         eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: TimeAmount(interval)) { _ in task() }
     }
 
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
     /// The number of connected clients (for tests and status).
     public func clientCount() async -> Int {
         (try? await eventLoop.submit { self.clients.count }.get()) ?? 0
@@ -566,7 +573,7 @@ public final class ShakeServer: Sendable {
                 // The others: the connection asking is not counted among those it asks about.
                 sensor: status.sensor, subscribers: clients.count - 1,
                 shaking: status.shaking,
-                seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
+                seq: seq, uptime: Self.seconds(started.duration(to: .now)), counters: counters)
             reply(client, buffer(ServerMessage.status(message).line))
         case .subscribe(let phases):
             client.phases = phases.isEmpty ? Set(ShakeEvent.Phase.allCases) : phases
