@@ -96,7 +96,7 @@ public final class Daemon: Sendable {
             input = .replay(path: path, speed: run.speed, loop: run.loop)
             status = StatusBoard(
                 sensitivity: configuration.detector.sensitivity,
-                sensor: SensorInfo(source: "replay", name: path, state: "replaying"))
+                sensor: .replaying(path: path, rate: nil))
         }
         notices = SystemdNotices(logger: logger)
         runOptions = run

@@ -94,9 +94,7 @@ final class SourceLoop: Sendable {
             let status = replay.run(
                 shutdown: capture.shutdown,
                 started: { [self] rate in
-                    self.status.change {
-                        $0.sensor = SensorInfo(source: "replay", name: path, rate: rate, state: "replaying")
-                    }
+                    self.status.change { $0.sensor = .replaying(path: path, rate: rate) }
                 },
                 onSample: { [self] in handle(.sample($0)) })
             exitStatus.withLock { $0 = status }
@@ -153,7 +151,7 @@ final class SourceLoop: Sendable {
     /// is looked up without being opened), the log and systemd why.
     private func sayIdle(_ source: any SensorCapture) {
         // Looked up outside the status's lock: peeking reads the device list.
-        let found = status.current.sensor.source == "iio" ? nil : source.peek()
+        let found = status.current.sensor.accelerometer == nil ? source.peek() : nil
         status.change { $0.sensor.idle(lookUp: { found }) }
         let why = capture.gate.reason
         if why == .sessionsAway {
@@ -183,9 +181,8 @@ final class SourceLoop: Sendable {
 
     /// An event of the live stream, with the detector's state after it and the sensor it came from.
     private func publish(_ event: ShakeEvent, shaking: Bool, counters: ShakeDetector.Counters) {
-        let sensor = status.current.sensor
-        path.publish(
-            event, origin: .live(.init(shaking: shaking, counters: counters, sensor: sensor.id ?? sensor.name)))
+        let sensor = status.current.sensor.logName
+        path.publish(event, origin: .live(.init(shaking: shaking, counters: counters, sensor: sensor)))
     }
 }
 

@@ -9,7 +9,7 @@ import ShakeServer
 /// read it.
 final class StatusBoard: Sendable {
     struct Values: Sendable {
-        var sensor = SensorInfo.none
+        var sensor = SensorState.none
         var shaking = false
         var counters = ShakeDetector.Counters()
         var sensitivity: DetectorSettings.Sensitivity
@@ -27,7 +27,7 @@ final class StatusBoard: Sendable {
     /// services run).
     private let observer = Locked<(@Sendable () -> Void)?>(nil)
 
-    init(sensitivity: DetectorSettings.Sensitivity, sensor: SensorInfo = .none) {
+    init(sensitivity: DetectorSettings.Sensitivity, sensor: SensorState = .none) {
         values = Locked(Values(sensor: sensor, sensitivity: sensitivity))
     }
 
@@ -60,7 +60,7 @@ final class StatusBoard: Sendable {
         let state = current
         let counters = state.counters
         return .init(
-            sensor: state.sensor, shaking: state.shaking,
+            sensor: state.sensor.info, shaking: state.shaking,
             counters: [
                 "samples": counters.samples, "invalid_samples": counters.invalid,
                 "discontinuities": counters.discontinuities, "began": counters.began,
