@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import DequeModule
 public import Foundation
 public import Logging
 public import NIOCore
@@ -126,11 +125,7 @@ public final class ShakeServer: Sendable {
         /// events, until the total is back under three quarters of it.
         var overBudget = false
         /// Request lines handled in this turn (``ShakeServer/linesPerTurn``), and the clients waiting for the next.
-        var linesThisTurn = 0
-        var turnWaiters = Deque<() -> Void>()
-        /// Clients that have asked little so far (a fresh connection's first requests): served first.
-        var newcomerWaiters = Deque<() -> Void>()
-        var turnScheduled = false
+        var turns = RequestTurns<() -> Void>(linesPerTurn: ShakeServer.linesPerTurn)
         /// Refusals and limits, logged at most once per interval and kind.
         var warnings = LogLimiter<Warning>(interval: ShakeServer.warningInterval)
         var warningsTask: RepeatedTask?
@@ -717,51 +712,27 @@ public final class ShakeServer: Sendable {
 
     /// Takes one line out of this turn's allowance. - Returns: false when the turn is used up: wait for the next.
     func takeLine() -> Bool {
-        guard loop.value.linesThisTurn < Self.linesPerTurn else { return false }
-        loop.value.linesThisTurn += 1
-        scheduleTurn()
-        return true
+        let (allowed, schedule) = loop.value.turns.takeLine()
+        if schedule { scheduleTurn() }
+        return allowed
     }
 
     /// Whether clients wait for a turn.
-    var othersWaitForTurn: Bool { !loop.value.turnWaiters.isEmpty || !loop.value.newcomerWaiters.isEmpty }
+    var othersWaitForTurn: Bool { loop.value.turns.othersWait }
 
     /// Runs `work` in the next turn, after those already waiting (a newcomer: after the newcomers waiting, ahead
     /// of the others).
     func waitForTurn(newcomer: Bool, _ work: @escaping () -> Void) {
-        if newcomer {
-            loop.value.newcomerWaiters.append(work)
-        } else {
-            loop.value.turnWaiters.append(work)
-        }
-        scheduleTurn()
+        if loop.value.turns.wait(work, newcomer: newcomer) { scheduleTurn() }
     }
 
     /// A new turn a pause from now (not at once: NIO runs tasks that schedule tasks without returning to the
-    /// sockets, so that would starve them).
+    /// sockets, so that would starve them), performing what ``RequestTurns`` hands out.
     private func scheduleTurn() {
-        guard !loop.value.turnScheduled else { return }
-        loop.value.turnScheduled = true
         eventLoop.assumeIsolated().scheduleTask(in: Self.turnPause) { [self] in
-            loop.value.turnScheduled = false
-            loop.value.linesThisTurn = 0
-            // Newcomers first, then the others, each in order; one that still has lines after its share waits
-            // again at the back.
-            var newcomers = loop.value.newcomerWaiters.count
-            while newcomers > 0, loop.value.linesThisTurn < Self.linesPerTurn,
-                let work = loop.value.newcomerWaiters.popFirst()
-            {
-                work()
-                newcomers -= 1
-            }
-            var waiting = loop.value.turnWaiters.count
-            while waiting > 0, loop.value.linesThisTurn < Self.linesPerTurn,
-                let work = loop.value.turnWaiters.popFirst()
-            {
-                work()
-                waiting -= 1
-            }
-            if othersWaitForTurn { scheduleTurn() }
+            loop.value.turns.beginTurn()
+            while let work = loop.value.turns.next() { work() }
+            if loop.value.turns.endTurn() { scheduleTurn() }
         }
     }
 
