@@ -21,7 +21,8 @@ import UnixSignals
 /// STOPPING notice (`SystemdNotices`), the reload (`ReloadService`), simulated shakes (`SimulateService`), the
 /// relay to iio-sensor-proxy (`RelayService`) and the source on the one blocking thread its service owns
 /// (`SourceService`). What they share: the ``CaptureGate`` behind a `CaptureSwitch` (who listens → capture on or
-/// off) and the `StatusBoard` (what the daemon reports).
+/// off), the `StatusBoard` (what the daemon reports) and the `EventPath`, which numbers every event and hands it
+/// to the consumers listed in `run`.
 ///
 /// Capture from a sensor runs only while somebody listens (a subscriber, a D-Bus claim, a sample stream, the
 /// relay, `--print-events` or `--always-on`); with nobody, the buffer is disabled and the daemon sleeps.
