@@ -210,6 +210,7 @@ let package = Package(
                 "IIOSensor", "IIOModel", "ShakeDetection", "ShakeTrace", "ShakeConfig", "ShakeServer", "ShakeProtocol",
                 "SystemdSupport", "NumberFormat", "UInput", "BlockingWork",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 // NIODeadline, the time of the socket's LogLimiter, which the D-Bus object's log lines use too.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -262,7 +263,8 @@ let package = Package(
             name: "ShakeDaemonTests",
             dependencies: [
                 "ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor", "ShakeProtocol",
-                "UInput", "BlockingWork", "SystemdSupport",
+                "UInput", "BlockingWork", "SystemdSupport", "ShakeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

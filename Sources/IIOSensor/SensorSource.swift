@@ -14,7 +14,9 @@ public import ShakeDetection
 ///
 /// libiio has no hotplug, so the loop watches a cheap fingerprint of the devices present and re-creates its
 /// context when it changes: a sensor that appears later is picked up, one that vanishes breaks the stream
-/// (``run(wakeup:onSample:onBreak:)`` calls `onBreak`) and capture resumes when it returns.
+/// (``run(wakeup:lowestRate:report:)`` reports ``SourceEvent/broke(reason:)``) and capture resumes when it returns.
+/// Everything it has to say (samples, the sensor in use, waiting, busy, a broken stream) comes out as one
+/// ``SourceEvent`` stream.
 public final class SensorSource {
     public struct Configuration: Sendable {
         public var request: DeviceRequest
@@ -45,14 +47,6 @@ public final class SensorSource {
         }
     }
 
-    /// Called with the accelerometer and its rate when capture starts from it, and with nil when it stops.
-    public var sensorChanged: ((Accelerometer, Double)?) -> Void = { _ in }
-    /// Called when the loop starts waiting for a sensor (none present, none matching, or none readable), with
-    /// the reason; again only when the reason changes.
-    public var waiting: (String) -> Void = { _ in }
-    /// Called when the sensor is busy (EBUSY: another program holds its node, buffer or trigger), with the
-    /// accelerometer and what to tell the user (who holds it, what to do); the loop retries with back-off.
-    public var busy: (Accelerometer, String) -> Void = { _, _ in }
     /// The programs holding a device node (`/dev/iio:deviceN`).
     public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
     /// The running programs known to use accelerometers, for when the holder cannot be seen.
@@ -86,11 +80,6 @@ public final class SensorSource {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
-    /// Runs until `wakeup` is signalled.
-    /// - Parameters:
-    ///   - onSample: each sample, in m/s² on the device's axes, times in seconds on the sensor's clock.
-    ///   - onBreak: the stream broke (the sensor vanished or failed, or the source switched sensor or driver);
-    ///     the argument says why. The next sample starts a new stream.
     /// The accelerometer capture would use now, found without opening it (nil: none present or none matching):
     /// what the daemon names while capture is off.
     public func peek() -> Accelerometer? {
@@ -99,11 +88,12 @@ public final class SensorSource {
         return DeviceSelection.choose(from: accelerometers, request: configuration.request)?.accelerometer
     }
 
-    /// - Parameter lowestRate: when given, capture at the lowest rate the sensor offers at or above it instead
-    ///   of the configured one (a reader that needs only a few samples a second).
-    public func run(
-        wakeup: Wakeup, lowestRate: Double? = nil, onSample: (Sample) -> Void, onBreak: (String) -> Void
-    ) {
+    /// Runs until `wakeup` is signalled.
+    /// - Parameters:
+    ///   - lowestRate: when given, capture at the lowest rate the sensor offers at or above it instead of the
+    ///     configured one (a reader that needs only a few samples a second).
+    ///   - report: each sample and each change of the sensor's state, in order, on the calling thread.
+    public func run(wakeup: Wakeup, lowestRate: Double? = nil, report: (SourceEvent) -> Void) {
         while !wakeup.isSignalled {
             let fingerprint = backend.devicesFingerprint()
             let context: any IIOContextHandle
@@ -111,10 +101,10 @@ public final class SensorSource {
                 context = try backend.makeContext()
             } catch {
                 if error.isNoDevices {
-                    if isNewNotice("no IIO devices yet; waiting for a sensor to appear") {
+                    if isNewNotice("no IIO devices yet; waiting for a sensor to appear", report) {
                         logger.warning("no IIO devices yet; waiting for a sensor to appear")
                     }
-                } else if isNewNotice("cannot open the IIO context (\(error)); waiting for a sensor") {
+                } else if isNewNotice("cannot open the IIO context (\(error)); waiting for a sensor", report) {
                     logger.error("cannot open the IIO context; waiting for a sensor", metadata: ["error": "\(error)"])
                 }
                 if waitForChange(from: fingerprint, wakeup: wakeup) { return }
@@ -125,7 +115,7 @@ public final class SensorSource {
             guard let selection = DeviceSelection.choose(from: accelerometers, request: configuration.request) else {
                 if accelerometers.isEmpty {
                     let devices = context.devices.count
-                    if isNewNotice("no accelerometer among \(devices) IIO devices; waiting for one to appear") {
+                    if isNewNotice("no accelerometer among \(devices) IIO devices; waiting for one to appear", report) {
                         logger.warning(
                             "no accelerometer among the IIO devices; waiting for one to appear",
                             metadata: ["devices": "\(devices)"])
@@ -133,7 +123,9 @@ public final class SensorSource {
                 } else {
                     let present = accelerometers.map(\.displayName).joined(separator: ", ")
                     let request = configuration.request
-                    if isNewNotice("no accelerometer matches --device \(request) (present: \(present)); waiting") {
+                    if isNewNotice(
+                        "no accelerometer matches --device \(request) (present: \(present)); waiting", report)
+                    {
                         logger.warning(
                             "no accelerometer matches the device asked for; waiting",
                             metadata: ["request": "\(request)", "present": "\(present)"])
@@ -145,12 +137,12 @@ public final class SensorSource {
             lastNotice = nil
             let outcome = capture(
                 selection, context: context, fingerprint: fingerprint, wakeup: wakeup, lowestRate: lowestRate,
-                onSample: onSample, onBreak: onBreak)
+                report: report)
             switch outcome {
             case .stopped:
                 return
             case .broke(let reason, let delivered):
-                onBreak(reason)
+                report(.broke(reason: reason))
                 // A sensor that fails before delivering anything is not retried at once: wait for the devices
                 // to change, or for the retry interval.
                 let stopped =
@@ -159,7 +151,7 @@ public final class SensorSource {
                     : waitForChange(from: backend.devicesFingerprint(), wakeup: wakeup)
                 if stopped { return }
             case .restart(let reason):
-                onBreak(reason)
+                report(.broke(reason: reason))
             case .busy:
                 let wait = backoff.next()
                 logger.debug("retrying the busy sensor", metadata: ["seconds": "\(DecimalText.format(wait))"])
@@ -185,7 +177,7 @@ public final class SensorSource {
 
     private func capture(
         _ selection: DeviceSelection, context: any IIOContextHandle, fingerprint: String?, wakeup: Wakeup,
-        lowestRate: Double?, onSample: (Sample) -> Void, onBreak: (String) -> Void
+        lowestRate: Double?, report: (SourceEvent) -> Void
     ) -> CaptureOutcome {
         let accelerometer = selection.accelerometer
         turnOffLeftBuffer(accelerometer, context: context)
@@ -226,7 +218,7 @@ public final class SensorSource {
                 logger.error(
                     "the sensor is busy: another program holds it",
                     metadata: ["device": "\(accelerometer.id)", "error": "\(failure)", "advice": "\(advice)"])
-                busy(accelerometer, advice)
+                report(.busy(accelerometer, advice: advice))
                 return .busy
             } catch {
                 logger.warning(
@@ -249,8 +241,8 @@ public final class SensorSource {
             "capturing from the sensor", metadata: ["device": "\(accelerometer.id)", "driver": "\(driver.summary)"])
         backoff.reset()
         permissions.succeeded(accelerometer.id)
-        sensorChanged((accelerometer, rate))
-        defer { sensorChanged(nil) }
+        report(.capturing(accelerometer, rate: rate))
+        defer { report(.stopped) }
 
         let matrix = accelerometer.mountMatrix
         var fingerprint = fingerprint
@@ -292,7 +284,7 @@ public final class SensorSource {
                         if receiving {
                             // The polled samples run on another clock: a new stream.
                             receiving = false
-                            onBreak("the buffer fell silent")
+                            report(.broke(reason: "the buffer fell silent"))
                         }
                     } else if !silentNoticed {
                         logger.warning(
@@ -326,7 +318,7 @@ public final class SensorSource {
                 }
                 silentNoticed = false
                 for sample in samples {
-                    onSample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration)))
+                    report(.sample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration))))
                 }
             }
         }
@@ -475,12 +467,12 @@ public final class SensorSource {
         }
     }
 
-    /// A waiting state is logged once, not on every retry: true (and ``waiting`` told `reason`) when it differs
-    /// from the last one.
-    private func isNewNotice(_ reason: String) -> Bool {
+    /// A waiting state is logged once, not on every retry: true (and ``SourceEvent/waiting(reason:)`` reported)
+    /// when it differs from the last one.
+    private func isNewNotice(_ reason: String, _ report: (SourceEvent) -> Void) -> Bool {
         guard reason != lastNotice else { return false }
         lastNotice = reason
-        waiting(reason)
+        report(.waiting(reason: reason))
         return true
     }
 

@@ -13,16 +13,15 @@ struct BusProperties: Sendable, Equatable {
 
     init() {}
 
-    init(sensor info: SensorInfo, shaking: Bool, sensitivity: DetectorSettings.Sensitivity) {
-        hasAccelerometer = info.source != "none"
+    init(sensor state: SensorState, shaking: Bool, sensitivity: DetectorSettings.Sensitivity) {
+        hasAccelerometer = state.isKnown
         self.shaking = shaking
-        sensor = Self.describe(info)
+        sensor = state.isKnown ? Self.describe(state.info) : ""
         self.sensitivity = sensitivity.rawValue
     }
 
-    /// `accel_3d (iio:device0)`, the trace file of a replay, or empty while there is no sensor.
+    /// `accel_3d (iio:device0)`, or the trace file of a replay.
     static func describe(_ info: SensorInfo) -> String {
-        guard info.source != "none" else { return "" }
         switch (info.name, info.id) {
         case (let name?, let id?) where name != id: return "\(name) (\(id))"
         case (let name?, _): return name

@@ -269,3 +269,11 @@ struct BusService: Service {
         bus.close()
     }
 }
+
+/// The live stream's events become the `Shake` signal; simulated ones are not signalled.
+extension ShakeBus: EventConsumer {
+    func consume(_ event: PublishedEvent) {
+        guard !event.isSimulated else { return }
+        emit(event.event, seq: UInt64(clamping: event.seq))
+    }
+}

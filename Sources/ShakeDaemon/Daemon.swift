@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import IIOSensor
 public import Logging
+import NumberFormat
 import ServiceLifecycle
 public import ShakeConfig
 import ShakeProtocol
@@ -20,7 +21,8 @@ import UnixSignals
 /// STOPPING notice (`SystemdNotices`), the reload (`ReloadService`), simulated shakes (`SimulateService`), the
 /// relay to iio-sensor-proxy (`RelayService`) and the source on the one blocking thread its service owns
 /// (`SourceService`). What they share: the ``CaptureGate`` behind a `CaptureSwitch` (who listens → capture on or
-/// off) and the `StatusBoard` (what the daemon reports).
+/// off), the `StatusBoard` (what the daemon reports) and the `EventPath`, which numbers every event and hands it
+/// to the consumers listed in `run`.
 ///
 /// Capture from a sensor runs only while somebody listens (a subscriber, a D-Bus claim, a sample stream, the
 /// relay, `--print-events` or `--always-on`); with nobody, the buffer is disabled and the daemon sleeps.
@@ -49,6 +51,8 @@ public final class Daemon: Sendable {
     private let reload: @Sendable () throws -> ShakedConfiguration
     private let configPath: @Sendable () -> String?
     private let input: SourceLoop.Input
+    /// The local sensor's backend and configuration (no URI given), looked up as the daemon starts.
+    private let localSensor: (backend: LibIIOBackend, configuration: SensorSource.Configuration)?
     private let notices: SystemdNotices
     private let status: StatusBoard
     private let capture: CaptureSwitch
@@ -76,15 +80,24 @@ public final class Daemon: Sendable {
         relay = relays ? RelayLink(capture: capture) : nil
         switch sensor.source {
         case .iio(let uri):
-            input = .iio(
-                backend: LibIIOBackend(uri: uri),
-                configuration: SensorSource.Configuration(request: sensor.device, rate: sensor.rate))
+            let backend = LibIIOBackend(uri: uri)
+            let sourceConfiguration = SensorSource.Configuration(request: sensor.device, rate: sensor.rate)
+            // A local sensor is looked up before the socket serves (see `run`).
+            if uri == nil { localSensor = (backend, sourceConfiguration) } else { localSensor = nil }
+            input = .capture(
+                open: { [logger] in SensorSource(backend: backend, configuration: sourceConfiguration, logger: logger)
+                },
+                describe: [
+                    "source": "\(uri.map { "iio:\($0)" } ?? "iio (local)")",
+                    "device": "\(sensor.device)", "rate": "\(DecimalText.format(sensor.rate)) Hz",
+                ])
             status = StatusBoard(sensitivity: configuration.detector.sensitivity)
         case .replay(let path):
+            localSensor = nil
             input = .replay(path: path, speed: run.speed, loop: run.loop)
             status = StatusBoard(
                 sensitivity: configuration.detector.sensitivity,
-                sensor: SensorInfo(source: "replay", name: path, state: "replaying"))
+                sensor: .replaying(path: path, rate: nil))
         }
         notices = SystemdNotices(logger: logger)
         runOptions = run
@@ -101,12 +114,12 @@ public final class Daemon: Sendable {
     /// - Returns: the exit status.
     public func run() async -> Int32 {
         let stopSignals = await StopSignals.trap()
-        if case .iio(let backend, let configuration) = input {
+        if case .capture = input {
             // Before the socket serves (a socket-activated start has its first client waiting already): a local
             // sensor is looked up without being opened (sysfs only), so that the first answer names it.
-            let found =
-                backend.uri == nil
-                ? SensorSource(backend: backend, configuration: configuration, logger: logger).peek() : nil
+            let found = localSensor.flatMap {
+                SensorSource(backend: $0.backend, configuration: $0.configuration, logger: logger).peek()
+            }
             status.update { $0.sensor = .starting(found) }
         }
         let serverConfiguration = ServerConfiguration(started)
@@ -132,12 +145,19 @@ public final class Daemon: Sendable {
         let hangUps = await UnixSignalsSequence(trapping: .sighup)
         if case .replay(let path, _, _) = input { notices.ready(status: "replaying \(path)") }
 
-        let publisher = EventPublisher(
-            server: server, sink: EventSink(printEvents: runOptions.printEvents, logger: logger), bus: bus,
-            status: status, keys: server == nil ? nil : keys)
+        // Every event and every report of the source goes to these, in this order (the status first: the bus
+        // announces the properties the event changed). Adding a consumer is one line here.
+        let output = runOptions.printEvents ? StandardOutputWriter(logger: logger) : nil
+        let sink = EventSink(output: output, logger: logger)
+        var consumers: [any EventConsumer] = [status]
+        if let server { consumers += [server, keys] as [any EventConsumer] }
+        consumers.append(sink)
+        if let bus { consumers.append(bus) }
+        if let relay { consumers.append(relay) }
+        let path = EventPath(consumers: consumers)
         let source = SourceLoop(
-            input: input, settings: started.detector.settings(), capture: capture, status: status,
-            publisher: publisher, relay: relay, notices: notices, logger: logger)
+            input: input, settings: started.detector.settings(), capture: capture, status: status, path: path,
+            notices: notices, logger: logger)
         let reload = ConfigurationReload(
             started: started, read: self.reload, path: configPath,
             parts: .init(
@@ -151,6 +171,12 @@ public final class Daemon: Sendable {
         // last, so that whatever the source ends with still reaches the clients (as signals too).
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let server { services.append(.init(service: ServerService(server: server))) }
+        if let output {
+            services.append(
+                .init(
+                    service: StandardOutputService(writer: output, logger: logger), successTerminationBehavior: .ignore)
+            )
+        }
         if let bus { services.append(.init(service: BusService(bus: bus))) }
         if let sessions { services.append(.init(service: SessionService(sessions: sessions))) }
         services += [
@@ -159,8 +185,7 @@ public final class Daemon: Sendable {
                 successTerminationBehavior: .ignore),
             .init(service: ReloadService(hangUps: hangUps, reload: reload)),
             .init(
-                service: SimulateService(
-                    requests: simulations, settings: { reload.settings }, publisher: publisher)),
+                service: SimulateService(requests: simulations, settings: { reload.settings }, path: path)),
         ]
         if let server {
             services.append(

@@ -1,49 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
-import Glibc
 import Logging
 import NumberFormat
 import ShakeDetection
 import ShakeProtocol
-import Synchronization
 
-/// Where the detector's events go: JSON lines on standard output (with `--print-events`), and the log.
+/// Where every event goes besides the clients: a JSON line on standard output (with `--print-events`, through
+/// its own bounded queue and writer: a reader of that pipe who stops reading holds nobody up), and the log.
 struct EventSink: Sendable {
-    let printEvents: Bool
+    /// Standard output's writer, with `--print-events`.
+    let output: StandardOutputWriter?
     let logger: Logger
-    /// Set once standard output failed (a reader that went away): events are no longer printed, which is said
-    /// once in the log instead of failing at every event.
-    private let output = OutputState()
 
-    private final class OutputState: Sendable {
-        let failed = Atomic<Bool>(false)
-    }
-
-    init(printEvents: Bool, logger: Logger) {
-        self.printEvents = printEvents
+    init(output: StandardOutputWriter?, logger: Logger) {
+        self.output = output
         self.logger = logger
     }
 
-    /// Writes the event; `seq` is its number on the socket (when there is one), `sensor` where it came from.
-    /// Both become log metadata, so the journal can be searched by them (SEQ=, SENSOR=, PHASE=).
-    func emit(_ event: ShakeEvent, seq: Int? = nil, sensor: String? = nil, simulated: Bool = false) {
-        if printEvents && !output.failed.load(ordering: .relaxed) {
+    /// Prints and logs the event. Its number, the sensor it came from and whether it was simulated become log
+    /// metadata, so the journal can be searched by them (SEQ=, SENSOR=, PHASE=).
+    func emit(_ event: ShakeEvent, seq: Int, sensor: String? = nil, simulated: Bool = false) {
+        if let output {
             var writer = JSONObjectWriter()
             event.write(to: &writer)
             if simulated { writer.add("simulated", true) }
-            // One write per line: nothing is held back in a buffer. A closed standard output is not worth a
-            // crash; the events still reach the log and the socket.
-            do {
-                try StandardOutput.write(Array((writer.result + "\n").utf8))
-            } catch {
-                if !output.failed.exchange(true, ordering: .relaxed) {
-                    logger.warning(
-                        "standard output failed: events are no longer printed", metadata: ["error": "\(error)"])
-                }
-            }
+            output.write(Array((writer.result + "\n").utf8))
         }
         var logger = self.logger
         logger[metadataKey: "phase"] = "\(event.phase.rawValue)"
-        if let seq { logger[metadataKey: "seq"] = "\(seq)" }
+        logger[metadataKey: "seq"] = "\(seq)"
         if let sensor { logger[metadataKey: "sensor"] = "\(sensor)" }
         if simulated { logger[metadataKey: "simulated"] = "true" }
         switch event {
@@ -65,24 +49,12 @@ struct EventSink: Sendable {
     }
 }
 
-/// Standard output written straight with `write(2)`: every byte, or the error.
-enum StandardOutput {
-    struct Failure: Error, CustomStringConvertible {
-        var errno: Int32
-        var description: String { String(cString: strerror(errno)) }
-    }
-
-    static func write(_ bytes: [UInt8]) throws(Failure) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes {
-                Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Failure(errno: errno)
-            }
-            offset += count
+/// Every event is printed and logged, a live one with its sensor, a simulated one marked so.
+extension EventSink: EventConsumer {
+    func consume(_ event: PublishedEvent) {
+        switch event.origin {
+        case .live(let live): emit(event.event, seq: event.seq, sensor: live.sensor)
+        case .simulated: emit(event.event, seq: event.seq, simulated: true)
         }
     }
 }

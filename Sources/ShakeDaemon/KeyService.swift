@@ -224,3 +224,15 @@ extension ServerMessage.KeyReport.Result {
         }
     }
 }
+
+/// Every event is offered to the key chords: a live one to everyone's, a simulated one to the asker's alone.
+extension KeyPresser: EventConsumer {
+    func consume(_ event: PublishedEvent) {
+        let origin: KeyGate.Origin =
+            switch event.origin {
+            case .live: .live
+            case .simulated(let requester): .simulated(by: requester)
+            }
+        published(event.event.phase, seq: event.seq, origin: origin)
+    }
+}

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import IIOSensor
 import Logging
 import ServiceLifecycle
 import UInput
@@ -149,6 +150,20 @@ struct RelayService: Service {
             logger.warning(
                 "cannot write the relay's udev properties; iio-sensor-proxy will assume no mount matrix",
                 metadata: ["path": "\(propertiesPath)", "error": "\(error)"])
+        }
+    }
+}
+
+/// The relay follows the live stream's sensor and samples; events are not its concern.
+extension RelayLink: EventConsumer {
+    func consume(_ event: PublishedEvent) {}
+
+    func consume(_ report: SourceEvent) {
+        switch report {
+        case .sample(let sample): act { $0.sample(sample) }
+        case .capturing(let accelerometer, _): act { $0.sensorChanged(accelerometer) }
+        case .waiting: act { $0.sensorGone() }
+        case .stopped, .busy, .broke: break
         }
     }
 }

@@ -38,7 +38,9 @@ struct SimulateService: Service {
     let requests: SimulationRequests
     /// The detector's settings in force.
     let settings: @Sendable () -> DetectorSettings
-    let publisher: EventPublisher
+    let path: EventPath
+    /// Whether events come in real time (as the shake would make them); false publishes them at once (tests).
+    var realTime = true
 
     func run() async {
         for await requester in requests.stream.cancelOnGracefulShutdown() {
@@ -47,9 +49,9 @@ struct SimulateService: Service {
     }
 
     /// Runs a synthesized shake through a detector of its own, in real time, and publishes its events marked
-    /// `simulated`: like the iOS Simulator's Shake command, without disturbing the real stream. A shutdown stops
-    /// it between events.
-    private func simulate(for requester: UInt32?) async {
+    /// `simulated` through the event path like any other: like the iOS Simulator's Shake command, without
+    /// disturbing the real stream. A shutdown stops it between events.
+    func simulate(for requester: UInt32?) async {
         defer { requests.done() }
         var options = SynthesisOptions()
         options.before = 0.8
@@ -63,9 +65,11 @@ struct SimulateService: Service {
         let start = clock.now
         for sample in samples {
             guard let event = detector.process(sample) else { continue }
-            let due = start + .nanoseconds(Int64(sample.time * 1e9))
-            if (try? await cancelWhenGracefulShutdown({ try await clock.sleep(until: due) })) == nil { return }
-            publisher.publishSimulated(event, requester: requester)
+            if realTime {
+                let due = start + .nanoseconds(Int64(sample.time * 1e9))
+                if (try? await cancelWhenGracefulShutdown({ try await clock.sleep(until: due) })) == nil { return }
+            }
+            path.publish(event, origin: .simulated(by: requester))
         }
     }
 }

@@ -31,19 +31,21 @@ struct SourceService: Service {
 }
 
 /// What runs on the source's thread: capture while somebody listens (as the ``CaptureSwitch`` says), or the
-/// replay; every sample through the live stream's detector, its events to the ``EventPublisher``, the sensor's
-/// state to the ``StatusBoard``, and the relay's steps to its ``RelayLink``.
+/// replay; the source's reports handled in one place (``handle(_:)``): every sample through the live stream's
+/// detector, the sensor's state to the ``StatusBoard`` and systemd, and events, samples and reports out through
+/// the ``EventPath``.
 final class SourceLoop: Sendable {
     enum Input: Sendable {
-        case iio(backend: LibIIOBackend, configuration: SensorSource.Configuration)
+        /// Capture from a sensor: `open` makes the capture loop (a `SensorSource`; a stand-in in tests) on the
+        /// source's thread; `describe` is what the log says it starts (the URI, the device and rate asked for).
+        case capture(open: @Sendable () -> any SensorCapture, describe: Logger.Metadata)
         case replay(path: String, speed: Double, loop: Bool)
     }
 
     private let input: Input
     let capture: CaptureSwitch
     private let status: StatusBoard
-    private let publisher: EventPublisher
-    private let relay: RelayLink?
+    private let path: EventPath
     private let notices: SystemdNotices
     private let logger: Logger
     /// The detector of the live stream, used by the source's thread, by a reload (new settings: a shake in
@@ -53,15 +55,14 @@ final class SourceLoop: Sendable {
     private let exitStatus = Locked<Int32>(0)
 
     init(
-        input: Input, settings: DetectorSettings, capture: CaptureSwitch, status: StatusBoard,
-        publisher: EventPublisher, relay: RelayLink?, notices: SystemdNotices, logger: Logger
+        input: Input, settings: DetectorSettings, capture: CaptureSwitch, status: StatusBoard, path: EventPath,
+        notices: SystemdNotices, logger: Logger
     ) {
         self.input = input
         detector = Locked(ShakeDetector(settings: settings))
         self.capture = capture
         self.status = status
-        self.publisher = publisher
-        self.relay = relay
+        self.path = path
         self.notices = notices
         self.logger = logger
     }
@@ -87,52 +88,48 @@ final class SourceLoop: Sendable {
     /// interrupted, and its event published while the server still runs.
     func run() {
         switch input {
-        case .iio(let backend, let configuration):
-            logger.info(
-                "starting",
-                metadata: [
-                    "source": "\(backend.uri.map { "iio:\($0)" } ?? "iio (local)")",
-                    "device": "\(configuration.request)", "rate": "\(DecimalText.format(configuration.rate)) Hz",
-                ])
-            let source = SensorSource(backend: backend, configuration: configuration, logger: logger)
-            follow(source)
-            captureWhileListened(source)
+        case .capture(let open, let describe):
+            logger.info("starting", metadata: describe)
+            captureWhileListened(open())
         case .replay(let path, let speed, let loop):
             let replay = TraceReplay(path: path, speed: speed, loop: loop, logger: logger)
             let status = replay.run(
                 shutdown: capture.shutdown,
                 started: { [self] rate in
-                    self.status.change {
-                        $0.sensor = SensorInfo(source: "replay", name: path, rate: rate, state: "replaying")
-                    }
+                    self.status.change { $0.sensor = .replaying(path: path, rate: rate) }
                 },
-                onSample: process)
+                onSample: { [self] in handle(.sample($0)) })
             exitStatus.withLock { $0 = status }
         }
         interrupt()
     }
 
-    /// The sensor's state, as the source finds it, into the status, the relay and systemd's status line. The
-    /// sensor in use stays in status while capture is off for lack of listeners; it is forgotten only when it
-    /// breaks (vanishes, fails) — see `streamBroke`.
-    private func follow(_ source: SensorSource) {
-        source.sensorChanged = { [self] selection in
-            guard let (accelerometer, rate) = selection else { return }
-            relay?.act { $0.sensorChanged(accelerometer) }
-            let line = status.change { $0.sensor.capturing(accelerometer, rate: rate) }
-            notices.ready(status: line)
-        }
-        source.busy = { [self] accelerometer, advice in
+    /// What the source reported: a sample goes through the detector; the sensor's state goes into the status,
+    /// and systemd's status line. The sensor in use stays in status while capture is off for lack of listeners;
+    /// it is forgotten only when it breaks (vanishes, fails). Then the report goes out to the consumers (the
+    /// relay follows the sensor, the sample streams get the sample).
+    private func handle(_ report: SourceEvent) {
+        switch report {
+        case .sample(let sample):
+            process(sample)
+        case .capturing(let accelerometer, let rate):
+            notices.ready(status: status.change { $0.sensor.capturing(accelerometer, rate: rate) })
+        case .busy(let accelerometer, let advice):
             // Not announced on the bus: the sensor it names is the one in use already.
             notices.ready(status: status.update { $0.sensor.busy(accelerometer, advice: advice) })
-        }
-        source.waiting = { [self] reason in
-            relay?.act { $0.sensorGone() }
+        case .waiting(let reason):
             notices.ready(status: status.change { $0.sensor.waiting(reason) })
+        case .broke(let reason):
+            logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
+            status.change { $0.sensor.streamBroke() }
+            interrupt()
+        case .stopped:
+            break
         }
+        path.report(report)
     }
 
-    private func captureWhileListened(_ source: SensorSource) {
+    private func captureWhileListened(_ source: any SensorCapture) {
         while !capture.shutdown.isSignalled {
             if let idle = capture.idleWakeup() {
                 sayIdle(source)
@@ -145,9 +142,7 @@ final class SourceLoop: Sendable {
             }
             let (stop, lowRate) = capture.captureBegins()
             if lowRate { logger.info("only the relay reads the sensor: capturing at its low rate") }
-            source.run(
-                wakeup: stop, lowestRate: lowRate ? AccelerometerRelay.minimumRate : nil, onSample: process,
-                onBreak: streamBroke)
+            source.run(wakeup: stop, lowestRate: lowRate ? AccelerometerRelay.minimumRate : nil, report: handle)
             capture.waitEnded()
             // The stream ends with the capture: a shake in progress is interrupted.
             interrupt()
@@ -156,9 +151,9 @@ final class SourceLoop: Sendable {
 
     /// Capture is off: clients are told which sensor there is and that it is idle (before the first capture, it
     /// is looked up without being opened), the log and systemd why.
-    private func sayIdle(_ source: SensorSource) {
+    private func sayIdle(_ source: any SensorCapture) {
         // Looked up outside the status's lock: peeking reads the device list.
-        let found = status.current.sensor.source == "iio" ? nil : source.peek()
+        let found = status.current.sensor.accelerometer == nil ? source.peek() : nil
         status.change { $0.sensor.idle(lookUp: { found }) }
         let why = capture.gate.reason
         if why == .sessionsAway {
@@ -174,23 +169,31 @@ final class SourceLoop: Sendable {
             (detector.process(sample), detector.isShaking, detector.counters)
         }
         if let event {
-            publisher.publish(event, shaking: shaking, counters: counters)
+            publish(event, shaking: shaking, counters: counters)
         } else {
             status.update { $0.counters = counters }
         }
-        if capture.sampleStreams > 0 { publisher.publish(sample: sample) }
-        relay?.act { $0.sample(sample) }
-    }
-
-    private func streamBroke(_ reason: String) {
-        logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
-        status.change { $0.sensor.streamBroke() }
-        interrupt()
     }
 
     /// A shake in progress is interrupted, and its event published.
     private func interrupt() {
         let (event, shaking, counters) = detector.withLock { ($0.interrupt(), $0.isShaking, $0.counters) }
-        if let event { publisher.publish(event, shaking: shaking, counters: counters) }
+        if let event { publish(event, shaking: shaking, counters: counters) }
+    }
+
+    /// An event of the live stream, with the detector's state after it and the sensor it came from.
+    private func publish(_ event: ShakeEvent, shaking: Bool, counters: ShakeDetector.Counters) {
+        let sensor = status.current.sensor.logName
+        path.publish(event, origin: .live(.init(shaking: shaking, counters: counters, sensor: sensor)))
     }
 }
+
+/// What the source's thread captures from: `SensorSource` (libiio), or a stand-in in tests.
+protocol SensorCapture {
+    /// The accelerometer capture would use now, found without opening it.
+    func peek() -> Accelerometer?
+    /// Captures until `wakeup` is signalled, reporting samples and the sensor's state in order.
+    func run(wakeup: Wakeup, lowestRate: Double?, report: (SourceEvent) -> Void)
+}
+
+extension SensorSource: SensorCapture {}

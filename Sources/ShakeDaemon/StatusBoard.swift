@@ -9,14 +9,12 @@ import ShakeServer
 /// read it.
 final class StatusBoard: Sendable {
     struct Values: Sendable {
-        var sensor = SensorInfo.none
+        var sensor = SensorState.none
         var shaking = false
         var counters = ShakeDetector.Counters()
         var sensitivity: DetectorSettings.Sensitivity
         var reloads = 0
         var rejectedReloads = 0
-        /// The sequence number of the last live event, for the bus when there is no socket server to number them.
-        var lastSeq: UInt64 = 0
 
         /// The bus object's properties now.
         var busProperties: BusProperties {
@@ -29,7 +27,7 @@ final class StatusBoard: Sendable {
     /// services run).
     private let observer = Locked<(@Sendable () -> Void)?>(nil)
 
-    init(sensitivity: DetectorSettings.Sensitivity, sensor: SensorInfo = .none) {
+    init(sensitivity: DetectorSettings.Sensitivity, sensor: SensorState = .none) {
         values = Locked(Values(sensor: sensor, sensitivity: sensitivity))
     }
 
@@ -62,12 +60,23 @@ final class StatusBoard: Sendable {
         let state = current
         let counters = state.counters
         return .init(
-            sensor: state.sensor, shaking: state.shaking,
+            sensor: state.sensor.info, shaking: state.shaking,
             counters: [
                 "samples": counters.samples, "invalid_samples": counters.invalid,
                 "discontinuities": counters.discontinuities, "began": counters.began,
                 "ended": counters.ended, "cancelled": counters.cancelled,
                 "config_reloads": state.reloads, "config_reloads_rejected": state.rejectedReloads,
             ])
+    }
+}
+
+/// The status follows the live stream's events: whether a shake is under way, and the detector's counters.
+extension StatusBoard: EventConsumer {
+    func consume(_ event: PublishedEvent) {
+        guard case .live(let live) = event.origin else { return }
+        update { state in
+            state.shaking = live.shaking
+            state.counters = live.counters
+        }
     }
 }

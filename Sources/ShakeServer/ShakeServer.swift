@@ -95,7 +95,9 @@ public final class ShakeServer: Sendable {
     let hooks: Hooks
     let group: MultiThreadedEventLoopGroup
     let eventLoop: any EventLoop
-    private let started = Date()
+    /// When the server was made, on a monotonic clock (running through suspend): `status`'s uptime, which a step
+    /// of the wall clock does not change.
+    private let started = ContinuousClock.now
     /// Identifies this run: clients that see it change know seq numbers started again.
     public let run: String = {
         let hex = String(UInt64.random(in: 1...UInt64.max), radix: 16)
@@ -124,11 +126,7 @@ public final class ShakeServer: Sendable {
         /// events, until the total is back under three quarters of it.
         var overBudget = false
         /// Request lines handled in this turn (``ShakeServer/linesPerTurn``), and the clients waiting for the next.
-        var linesThisTurn = 0
-        var turnWaiters = Deque<() -> Void>()
-        /// Clients that have asked little so far (a fresh connection's first requests): served first.
-        var newcomerWaiters = Deque<() -> Void>()
-        var turnScheduled = false
+        var turns = RequestTurns<() -> Void>(linesPerTurn: ShakeServer.linesPerTurn)
         /// Refusals and limits, logged at most once per interval and kind.
         var warnings = LogLimiter<Warning>(interval: ShakeServer.warningInterval)
         var warningsTask: RepeatedTask?
@@ -136,15 +134,17 @@ public final class ShakeServer: Sendable {
 
     private let loop: NIOLoopBoundBox<LoopState>
 
-    /// What any thread may touch, under a lock: the lifecycle, and the seq numbers events get in the order they
-    /// are handed to the event loop, whichever thread publishes them. Work is handed to the loop under this lock
-    /// and only before ``Lifecycle/stopped``, so nothing reaches a loop that has shut down.
+    /// What any thread may touch, under a lock: the lifecycle. Work is handed to the loop under this lock and
+    /// only before ``Lifecycle/stopped``, so nothing reaches a loop that has shut down, and work handed over by
+    /// one publisher after another reaches the loop in that order.
     private struct Outside {
-        var seq = 0
         var lifecycle = Lifecycle.notStarted
     }
 
     private let outside = Mutex(Outside())
+    /// The number of sample streams, as the loop last counted them: read by ``publish(sample:)`` on the
+    /// publisher's thread, so that samples nobody streams never reach the loop.
+    private let streaming = Atomic(0)
 
     /// Where the server is in its life.
     public var lifecycle: Lifecycle { outside.withLock { $0.lifecycle } }
@@ -326,17 +326,11 @@ public final class ShakeServer: Sendable {
         try? await group.shutdownGracefully()
     }
 
-    /// Sends a detector event to every subscriber, numbered, and keeps it for replay.
-    /// - Returns: the event's seq.
-    @discardableResult
-    public func publish(_ event: ShakeEvent, simulated: Bool = false, at date: Date = Date()) -> Int {
-        outside.withLock { state in
-            guard state.lifecycle != .stopped else { return state.seq }
-            state.seq += 1
-            let number = state.seq
-            eventLoop.execute { self.broadcast(event, seq: number, simulated: simulated, date: date) }
-            return number
-        }
+    /// Sends a detector event to every subscriber with its number, `seq`, and keeps it for replay. The numbers
+    /// are given by the caller (the daemon's event path), one after the other: `hello`, `status` and `replay`
+    /// speak of the last one published.
+    public func publish(_ event: ShakeEvent, seq: Int, simulated: Bool = false, at date: Date = Date()) {
+        onLoop { self.broadcast(event, seq: seq, simulated: simulated, date: date) }
     }
 
     /// Applies a new configuration without dropping anyone: limits apply from now on (the replay ring keeps its
@@ -346,8 +340,10 @@ public final class ShakeServer: Sendable {
         try? await eventLoop.submit { self.apply(new) }.get()
     }
 
-    /// Sends a raw sample to the clients that asked for samples.
+    /// Sends a raw sample to the clients that asked for samples (without them, it costs the caller an atomic
+    /// load: the loop is not woken).
     public func publish(sample: Sample) {
+        guard streaming.load(ordering: .relaxed) > 0 else { return }
         onLoop {
             guard self.loop.value.sampleStreams > 0 else { return }
             let buffer = self.buffer(ServerMessage.sample(sample).line)
@@ -373,6 +369,11 @@ public final class ShakeServer: Sendable {
     @discardableResult
     public func repeatOnEventLoop(every interval: Duration, _ task: @escaping @Sendable () -> Void) -> RepeatedTask {
         eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: TimeAmount(interval)) { _ in task() }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// The number of connected clients (for tests and status).
@@ -520,6 +521,7 @@ public final class ShakeServer: Sendable {
     }
 
     private func listenersChanged() {
+        streaming.store(loop.value.sampleStreams, ordering: .relaxed)
         // Every client is a subscriber (subscribe only narrows the phases): each is reported with its user.
         hooks.listenersChanged(clients.values.map { $0.peer?.uid }, loop.value.sampleStreams)
     }
@@ -567,7 +569,7 @@ public final class ShakeServer: Sendable {
                 // The others: the connection asking is not counted among those it asks about.
                 sensor: status.sensor, subscribers: clients.count - 1,
                 shaking: status.shaking,
-                seq: seq, uptime: Date().timeIntervalSince(started), counters: counters)
+                seq: seq, uptime: Self.seconds(started.duration(to: .now)), counters: counters)
             reply(client, buffer(ServerMessage.status(message).line))
         case .subscribe(let phases):
             client.phases = phases.isEmpty ? Set(ShakeEvent.Phase.allCases) : phases
@@ -711,51 +713,27 @@ public final class ShakeServer: Sendable {
 
     /// Takes one line out of this turn's allowance. - Returns: false when the turn is used up: wait for the next.
     func takeLine() -> Bool {
-        guard loop.value.linesThisTurn < Self.linesPerTurn else { return false }
-        loop.value.linesThisTurn += 1
-        scheduleTurn()
-        return true
+        let (allowed, schedule) = loop.value.turns.takeLine()
+        if schedule { scheduleTurn() }
+        return allowed
     }
 
     /// Whether clients wait for a turn.
-    var othersWaitForTurn: Bool { !loop.value.turnWaiters.isEmpty || !loop.value.newcomerWaiters.isEmpty }
+    var othersWaitForTurn: Bool { loop.value.turns.othersWait }
 
     /// Runs `work` in the next turn, after those already waiting (a newcomer: after the newcomers waiting, ahead
     /// of the others).
     func waitForTurn(newcomer: Bool, _ work: @escaping () -> Void) {
-        if newcomer {
-            loop.value.newcomerWaiters.append(work)
-        } else {
-            loop.value.turnWaiters.append(work)
-        }
-        scheduleTurn()
+        if loop.value.turns.wait(work, newcomer: newcomer) { scheduleTurn() }
     }
 
     /// A new turn a pause from now (not at once: NIO runs tasks that schedule tasks without returning to the
-    /// sockets, so that would starve them).
+    /// sockets, so that would starve them), performing what ``RequestTurns`` hands out.
     private func scheduleTurn() {
-        guard !loop.value.turnScheduled else { return }
-        loop.value.turnScheduled = true
         eventLoop.assumeIsolated().scheduleTask(in: Self.turnPause) { [self] in
-            loop.value.turnScheduled = false
-            loop.value.linesThisTurn = 0
-            // Newcomers first, then the others, each in order; one that still has lines after its share waits
-            // again at the back.
-            var newcomers = loop.value.newcomerWaiters.count
-            while newcomers > 0, loop.value.linesThisTurn < Self.linesPerTurn,
-                let work = loop.value.newcomerWaiters.popFirst()
-            {
-                work()
-                newcomers -= 1
-            }
-            var waiting = loop.value.turnWaiters.count
-            while waiting > 0, loop.value.linesThisTurn < Self.linesPerTurn,
-                let work = loop.value.turnWaiters.popFirst()
-            {
-                work()
-                waiting -= 1
-            }
-            if othersWaitForTurn { scheduleTurn() }
+            loop.value.turns.beginTurn()
+            while let work = loop.value.turns.next() { work() }
+            if loop.value.turns.endTurn() { scheduleTurn() }
         }
     }
 

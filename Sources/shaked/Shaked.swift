@@ -39,7 +39,9 @@ struct Shaked: AsyncParsableCommand {
               {"event":"shake","phase":"began","time":2.13}
               {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,
                "peak":28.02,"axis":"x","reversals":11}
-            Times are seconds on the sensor's clock. The log goes to standard error.
+            Times are seconds on the sensor's clock. The log goes to standard error. A reader that stops \
+            reading holds nothing else up: up to 1024 lines wait for it, older ones are dropped, and the log \
+            says so once and then how many were not printed.
 
             Configuration: /etc/shaked/shaked.yaml when it exists, or --config FILE; options given on the \
             command line override the file. Every key is documented in the shipped file. shaked --check-config \

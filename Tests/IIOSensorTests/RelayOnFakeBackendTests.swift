@@ -28,19 +28,19 @@ struct RelayOnFakeBackendTests {
         var relay = AccelerometerRelay()
         var actions: [AccelerometerRelay.Action] = []
         var samples = 0
-        source.sensorChanged = { selection in
-            if let (accelerometer, _) = selection, let action = relay.sensorChanged(accelerometer) {
-                actions.append(action)
-            }
-        }
         let wakeup = Wakeup()
-        source.run(
-            wakeup: wakeup, lowestRate: AccelerometerRelay.minimumRate,
-            onSample: { sample in
+        source.run(wakeup: wakeup, lowestRate: AccelerometerRelay.minimumRate) { report in
+            switch report {
+            case .capturing(let accelerometer, _):
+                if let action = relay.sensorChanged(accelerometer) { actions.append(action) }
+            case .sample(let sample):
                 samples += 1
                 if let action = relay.sample(sample) { actions.append(action) }
                 if samples >= trace.count { wakeup.signal() }
-            }, onBreak: { _ in })
+            default:
+                break
+            }
+        }
 
         // The lowest rate the sensor lists at or above 5 Hz.
         #expect(world.state.withLock { $0.written }.contains("iio:device0/sampling_frequency=12.5"))

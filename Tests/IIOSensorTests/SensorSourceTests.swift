@@ -30,9 +30,11 @@ struct SensorSourceTests {
             logger: quietLogger, monotonic: world.clock)
     }
 
-    /// Runs the source with a detector until `stop` says so (or a safety limit of iterations).
+    /// Runs the source with a detector until `stop` says so (or a safety limit of iterations); `busy` hears of a
+    /// busy sensor.
     func run(
-        _ source: SensorSource, stop: @escaping (_ samples: [Sample], _ events: [ShakeEvent], _ breaks: Int) -> Bool,
+        _ source: SensorSource, busy: (Accelerometer, String) -> Void = { _, _ in },
+        stop: @escaping (_ samples: [Sample], _ events: [ShakeEvent], _ breaks: Int) -> Bool,
         onBreak: (Int) -> Void = { _ in }
     ) -> (samples: [Sample], events: [ShakeEvent], breaks: Int) {
         let wakeup = Wakeup()
@@ -40,19 +42,23 @@ struct SensorSourceTests {
         var samples: [Sample] = []
         var events: [ShakeEvent] = []
         var breaks = 0
-        source.run(
-            wakeup: wakeup,
-            onSample: { sample in
+        source.run(wakeup: wakeup) { report in
+            switch report {
+            case .sample(let sample):
                 samples.append(sample)
                 if let event = detector.process(sample) { events.append(event) }
                 if stop(samples, events, breaks) { wakeup.signal() }
-            },
-            onBreak: { _ in
+            case .broke:
                 breaks += 1
                 if let event = detector.interrupt() { events.append(event) }
                 onBreak(breaks)
                 if stop(samples, events, breaks) { wakeup.signal() }
-            })
+            case .busy(let accelerometer, let advice):
+                busy(accelerometer, advice)
+            case .capturing, .stopped, .waiting:
+                break
+            }
+        }
         return (samples, events, breaks)
     }
 
@@ -153,11 +159,12 @@ struct SensorSourceTakeoverTests {
         world.state.withLock { $0.busyOpens["iio:device0"] = 2 }
         let source = SensorSourceTests().source(world)
         var busy: [String] = []
-        source.busy = { accelerometer, advice in busy.append("\(accelerometer.id): \(advice)") }
         source.findHolders = { node in node == "/dev/iio:device0" ? [.init(pid: 812, command: "iio-sensor-proxy")] : []
         }
         let start = ContinuousClock.now
-        let result = SensorSourceTests().run(source) { samples, _, _ in samples.count >= 10 }
+        let result = SensorSourceTests().run(
+            source, busy: { accelerometer, advice in busy.append("\(accelerometer.id): \(advice)") }
+        ) { samples, _, _ in samples.count >= 10 }
         #expect(result.samples.count >= 10)
         #expect(busy.count == 2)
         #expect(busy.first?.hasPrefix("iio:device0: /dev/iio:device0 is held by iio-sensor-proxy (pid 812)") == true)
@@ -179,9 +186,10 @@ struct SensorSourceTakeoverTests {
         world.state.withLock { $0.busyOpens["iio:device0"] = 1 }
         let source = SensorSourceTests().source(world)
         var busy: [String] = []
-        source.busy = { _, advice in busy.append(advice) }
         source.findHolders = { _ in [.init(pid: 812, command: "iio-sensor-proxy")] }
-        let result = SensorSourceTests().run(source) { samples, _, _ in samples.count >= 10 }
+        let result = SensorSourceTests().run(source, busy: { _, advice in busy.append(advice) }) { samples, _, _ in
+            samples.count >= 10
+        }
         #expect(result.samples.count >= 10)
         #expect(busy.count == 1)
         #expect(busy.first?.contains("systemctl restart iio-sensor-proxy.service") == true, "\(busy)")
@@ -206,16 +214,18 @@ struct SensorSourceTakeoverTests {
         let wakeup = Wakeup()
         var samples = 0
         var busy = 0
-        source.busy = { _, _ in
-            busy += 1
-            if busy >= 2 { wakeup.signal() }
-        }
-        source.run(
-            wakeup: wakeup,
-            onSample: { _ in
+        source.run(wakeup: wakeup) { report in
+            switch report {
+            case .busy:
+                busy += 1
+                if busy >= 2 { wakeup.signal() }
+            case .sample:
                 samples += 1
                 if samples >= 10 { wakeup.signal() }
-            }, onBreak: { _ in })
+            default:
+                break
+            }
+        }
         #expect(samples >= 10)
         #expect(busy == 0)
         let (written, enabled) = world.state.withLock { ($0.written, $0.enabled) }
@@ -236,11 +246,11 @@ struct SensorSourceTakeoverTests {
         source.nodeIsFree = { _ in false }
         let wakeup = Wakeup()
         var busy = 0
-        source.busy = { _, _ in
+        source.run(wakeup: wakeup) { report in
+            guard case .busy = report else { return }
             busy += 1
             wakeup.signal()
         }
-        source.run(wakeup: wakeup, onSample: { _ in }, onBreak: { _ in })
         #expect(busy == 1)
         #expect(world.state.withLock { $0.enabled.contains("iio:device0") })
     }

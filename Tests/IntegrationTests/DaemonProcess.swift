@@ -20,24 +20,37 @@ final class DaemonProcess: Sendable {
     /// A file the daemon's shell writes its process id into (`echo $$`), to signal the daemon itself.
     let pidFile: String
 
-    /// Starts `arguments` (the first is the program's path).
-    init(_ arguments: [String], pidFile: String) throws {
+    /// With `unreadStandardOutput`: the pipe the program writes its standard output to, which nobody reads.
+    private let unread: Pipe?
+
+    /// Starts `arguments` (the first is the program's path). With `unreadStandardOutput`, its standard output is
+    /// a pipe of one page that nobody reads (kept open, so a write blocks instead of failing), not collected.
+    init(_ arguments: [String], pidFile: String, unreadStandardOutput: Bool = false) throws {
         self.pidFile = pidFile
         process = Process()
         process.executableURL = URL(fileURLWithPath: arguments[0])
         process.arguments = Array(arguments.dropFirst())
         let stdout = Pipe()
         let stderr = Pipe()
+        if unreadStandardOutput {
+            // F_SETPIPE_SZ: the smallest pipe the kernel makes, a page, fills after a few dozen lines.
+            _ = fcntl(stdout.fileHandleForWriting.fileDescriptor, 1031, 4096)
+            unread = stdout
+        } else {
+            unread = nil
+        }
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
         let output = collected
         // At the end of the output (empty data) the handler is removed: that cancels Foundation's dispatch source,
         // which would otherwise keep a duplicate of the descriptor open until the test run exits.
-        stdout.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            output.withLock { $0.stdout += String(decoding: data, as: UTF8.self) }
+        if !unreadStandardOutput {
+            stdout.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil }
+                output.withLock { $0.stdout += String(decoding: data, as: UTF8.self) }
+            }
         }
         stderr.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
@@ -49,9 +62,13 @@ final class DaemonProcess: Sendable {
 
     /// Starts `command` through a shell that writes its process id to `pidFile` and then becomes the command,
     /// so that signals reach the command itself. `prefix` runs the shell (`setsid`, say).
-    convenience init(command: [String], pidFile: String, prefix: [String] = []) throws {
+    convenience init(
+        command: [String], pidFile: String, prefix: [String] = [], unreadStandardOutput: Bool = false
+    ) throws {
         let quoted = command.map { "'\($0)'" }.joined(separator: " ")
-        try self.init(prefix + ["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(quoted)"], pidFile: pidFile)
+        try self.init(
+            prefix + ["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec \(quoted)"], pidFile: pidFile,
+            unreadStandardOutput: unreadStandardOutput)
     }
 
     var stdout: String { collected.withLock { $0.stdout } }

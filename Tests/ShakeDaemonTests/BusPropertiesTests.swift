@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import IIOModel
 import ShakeDetection
 import ShakeProtocol
 import SystemdSupport
@@ -8,8 +9,8 @@ import Testing
 
 /// The shake object's D-Bus properties as values: what each says of the daemon's state, and which changed.
 struct BusPropertiesTests {
-    static let sensor = SensorInfo(
-        source: "iio", name: "accel_3d", id: "iio:device0", rate: 100, state: "capturing")
+    static let accelerometer = Accelerometer(id: "iio:device0", name: "accel_3d", location: .display)
+    static let sensor = SensorState.capturing(accelerometer, rate: 100)
 
     @Test func theyDescribeTheDaemonsState() {
         let properties = BusProperties(sensor: Self.sensor, shaking: true, sensitivity: .hard)
@@ -37,7 +38,7 @@ struct BusPropertiesTests {
         #expect(properties.sensor == "")
         #expect(
             properties
-                == BusProperties(sensor: SensorInfo(source: "none", name: "x"), shaking: false, sensitivity: .medium))
+                == BusProperties(sensor: .waiting(reason: "no IIO devices"), shaking: false, sensitivity: .medium))
     }
 
     @Test(arguments: [
@@ -47,7 +48,6 @@ struct BusPropertiesTests {
         (SensorInfo(source: "iio", id: "iio:device1"), "iio:device1"),
         (SensorInfo(source: "replay", name: "/tmp/demo.csv"), "/tmp/demo.csv"),
         (SensorInfo(source: "iio"), "iio"),
-        (SensorInfo(source: "none", name: "accel_3d", id: "iio:device0"), ""),
     ])
     func theSensorIsNamedOnce(_ info: SensorInfo, _ described: String) {
         #expect(BusProperties.describe(info) == described)
@@ -64,9 +64,7 @@ struct BusPropertiesTests {
         calmer.shaking = false
         #expect(calmer.changes(from: after) == ["Shaking"])
         // The same sensor in another state (its rate, idle) is the same property value: no notice.
-        var idle = Self.sensor
-        idle.state = "idle"
-        idle.rate = nil
+        let idle = SensorState.idle(Self.accelerometer, rate: nil)
         #expect(BusProperties(sensor: idle, shaking: true, sensitivity: .light).changes(from: after).isEmpty)
     }
 

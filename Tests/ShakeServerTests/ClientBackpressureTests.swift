@@ -38,7 +38,7 @@ struct ClientBackpressureTests {
             // The consumer takes nothing while every event is published, at a pace a client that read
             // regardless would keep up with.
             for batch in 0..<(count / 100) {
-                for index in 1...100 { harness.server.publish(.began(time: Double(batch * 100 + index))) }
+                for index in 1...100 { harness.publish(.began(time: Double(batch * 100 + index))) }
                 try await Self.pause(harness)
             }
             #expect(await ServerHarness.eventually { await harness.server.latestSeq() == count })

@@ -27,7 +27,7 @@ struct ClientResumeTests {
 
     @Test func sinceResumesInItsOwnRunAndAnotherRunIsDeliveredWhole() async throws {
         let harness = try await ServerHarness()
-        for time in 1...3 { harness.server.publish(.began(time: Double(time))) }
+        for time in 1...3 { harness.publish(.began(time: Double(time))) }
         let connection = try await harness.client.connect()
         let run = connection.hello.run
         #expect(connection.hello.seq == 3)

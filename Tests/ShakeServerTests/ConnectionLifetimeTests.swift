@@ -24,7 +24,7 @@ struct ConnectionLifetimeTests {
         #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
         // Far more than the client's buffers hold: its reader ends up waiting for a consumer that never comes.
         for batch in 0..<20 {
-            for index in 1...50 { harness.server.publish(.began(time: Double(batch * 50 + index))) }
+            for index in 1...50 { harness.publish(.began(time: Double(batch * 50 + index))) }
             _ = await harness.server.clientCount()
             try await Task.sleep(nanoseconds: 2_000_000)
         }
@@ -52,7 +52,7 @@ struct ConnectionLifetimeTests {
             let connection = try await harness.client.connect()
             try await connection.send(.subscribe(phases: []))
             #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
-            harness.server.publish(.began(time: 1))
+            harness.publish(.began(time: 1))
             var iterator = connection.messages.makeAsyncIterator()
             let (ok, seq) = try await Self.okAndFirstShake(&iterator)
             #expect(ok)
@@ -71,7 +71,7 @@ struct ConnectionLifetimeTests {
             return connection.messages
         }()
         #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
-        harness.server.publish(.began(time: 1))
+        harness.publish(.began(time: 1))
         var iterator = messages.makeAsyncIterator()
         let (ok, seq) = try await Self.okAndFirstShake(&iterator)
         #expect(ok)

@@ -17,6 +17,16 @@ final class ServerHarness: Sendable {
     let listenerUsers = Users()
     /// What the server handed the daemon: `key` requests, connections whose key ended, simulate requesters.
     let keys = Log()
+    /// The number of the last event published (the daemon's event path numbers them; here the harness does).
+    let published = Counter()
+
+    /// Publishes `event` with the next number. - Returns: its number.
+    @discardableResult
+    func publish(_ event: ShakeEvent, simulated: Bool = false) -> Int {
+        let seq = published.next()
+        server.publish(event, seq: seq, simulated: simulated)
+        return seq
+    }
 
     final class Log: @unchecked Sendable {
         private let lock = NSLock()
@@ -37,6 +47,12 @@ final class ServerHarness: Sendable {
         private var value = 0
         func set(_ new: Int) { lock.withLock { value = new } }
         func increment() { lock.withLock { value += 1 } }
+        func next() -> Int {
+            lock.withLock {
+                value += 1
+                return value
+            }
+        }
         var current: Int { lock.withLock { value } }
     }
 

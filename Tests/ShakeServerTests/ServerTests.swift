@@ -19,8 +19,8 @@ struct ServerTests {
             connections.append(try await harness.client.connect())
         }
         #expect(await ServerHarness.eventually { await harness.server.clientCount() == 1000 })
-        harness.server.publish(.began(time: 2.31))
-        harness.server.publish(ended)
+        harness.publish(.began(time: 2.31))
+        harness.publish(ended)
         let seqs = try await withThrowingTaskGroup(of: [Int].self) { group in
             for connection in connections {
                 group.addTask {
@@ -59,8 +59,8 @@ struct ServerTests {
         }
         // The others: the connection asking is not counted among the subscribers it asks about.
         #expect(status.subscribers == 0 && status.counters["samples"] == 42 && status.seq == 0)
-        harness.server.publish(.began(time: 1))
-        harness.server.publish(ended)
+        harness.publish(.began(time: 1))
+        harness.publish(ended)
         guard case .shake(let notification) = try await iterator.next() else {
             Issue.record("no event")
             return
@@ -76,7 +76,7 @@ struct ServerTests {
         var configuration = ServerConfiguration()
         configuration.replayCapacity = 8
         let harness = try await ServerHarness(configuration: configuration)
-        for index in 1...6 { harness.server.publish(.began(time: Double(index))) }
+        for index in 1...6 { harness.publish(.began(time: Double(index))) }
         #expect(await ServerHarness.eventually { await harness.server.latestSeq() == 6 })
         let connection = try await harness.client.connect()
         try await connection.send(.replay(since: 3))
@@ -90,7 +90,7 @@ struct ServerTests {
         }
         #expect(seqs == [4, 5, 6])
         // Past the ring's capacity, the answer says it is incomplete.
-        for index in 7...20 { harness.server.publish(.began(time: Double(index))) }
+        for index in 7...20 { harness.publish(.began(time: Double(index))) }
         #expect(await ServerHarness.eventually { await harness.server.latestSeq() == 20 })
         try await connection.send(.replay(since: 2))
         seqs = []
@@ -135,7 +135,7 @@ struct ServerTests {
         #expect(raw.readLine(containing: "too_many_errors") != nil)
         #expect(raw.readLine() == nil)
         // The bystander still gets events.
-        harness.server.publish(ended)
+        harness.publish(ended)
         var iterator = bystander.messages.makeAsyncIterator()
         guard case .shake(let notification) = try await iterator.next() else {
             Issue.record("the bystander got nothing")
@@ -182,7 +182,7 @@ struct ServerTests {
         // build, so that it never falls behind itself. The stalled client never reads: a server that waited for
         // it would never get a batch to the reader, however long the deadline.
         for batch in 0..<(count / 100) {
-            for index in 0..<100 { harness.server.publish(.began(time: Double(batch * 100 + index))) }
+            for index in 0..<100 { harness.publish(.began(time: Double(batch * 100 + index))) }
             let delivered = await ServerHarness.eventually { progress.current == (batch + 1) * 100 }
             #expect(delivered, "batch \(batch) did not reach the reader")
             if !delivered { break }
@@ -203,7 +203,7 @@ struct ServerTests {
         let slow = try RawClient(path: harness.path)
         _ = slow.readLine()
         // Enough events to fill the socket buffers and the queue.
-        for index in 0..<20_000 { harness.server.publish(.began(time: Double(index))) }
+        for index in 0..<20_000 { harness.publish(.began(time: Double(index))) }
         #expect(await ServerHarness.eventually { await harness.server.latestSeq() == 20_000 })
         let dropped = slow.readLine(containing: #""event":"dropped""#)
         #expect(dropped != nil)
@@ -418,8 +418,8 @@ struct ClientTests {
             return seqs
         }
         #expect(await ServerHarness.eventually { harness.listeners.current == 1 })
-        harness.server.publish(.began(time: 1))
-        harness.server.publish(ended)
+        harness.publish(.began(time: 1))
+        harness.publish(ended)
         // The restart comes once the client has both events (a client that is still subscribing when the daemon
         // goes has not received them yet).
         #expect(await ServerHarness.eventually { received.current == 2 })
@@ -429,9 +429,9 @@ struct ClientTests {
         logger.logLevel = .critical
         let restarted = ShakeServer(hooks: .init(status: { .init(sensor: .none, shaking: false) }), logger: logger)
         try await restarted.start(.path(harness.path))
-        restarted.publish(.began(time: 10))
-        restarted.publish(.began(time: 11))
-        restarted.publish(.began(time: 12))
+        restarted.publish(.began(time: 10), seq: 1)
+        restarted.publish(.began(time: 11), seq: 2)
+        restarted.publish(.began(time: 12), seq: 3)
         // A deadline, so that a client that missed something fails the test instead of waiting forever.
         #expect(await ServerHarness.eventually { received.current == 5 })
         if received.current < 5 { collected.cancel() }

@@ -16,13 +16,13 @@ struct ServerUpdateTests {
         subscriber.write(#"{"request":"subscribe"}"# + "\n")
         #expect(subscriber.readLine()?.contains(#""request":"subscribe""#) == true)
         for second in 1...6 {
-            let seq = harness.server.publish(.began(time: Double(second)))
+            let seq = harness.publish(.began(time: Double(second)))
             #expect(seq == second)
         }
         configuration.replayCapacity = 3
         configuration.maxBadLines = 2
         await harness.server.update(configuration)
-        harness.server.publish(.began(time: 7))
+        harness.publish(.began(time: 7))
         for seq in 1...7 {
             #expect(subscriber.readLine()?.contains(#""seq":\#(seq)"#) == true, "event \(seq) after the update")
         }

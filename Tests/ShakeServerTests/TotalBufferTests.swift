@@ -35,7 +35,7 @@ struct TotalBufferTests {
         for _ in 0..<rounds {
             for _ in 0..<10 {
                 published += 1
-                harness.server.publish(.began(time: Double(published)))
+                harness.publish(.began(time: Double(published)))
             }
             #expect(reader.readLine(containing: #""seq":\#(published),"#) != nil)
         }
@@ -83,7 +83,7 @@ struct TotalBufferTests {
         // Nothing is owed any more, to it or in all: its events go out one by one, none dropped.
         for _ in 0..<20 {
             published += 1
-            harness.server.publish(.began(time: Double(published)))
+            harness.publish(.began(time: Double(published)))
             let line = try #require(sleeper.readLine())
             #expect(line.contains(#""seq":\#(published),"#), "\(line)")
         }

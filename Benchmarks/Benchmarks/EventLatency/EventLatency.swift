@@ -73,6 +73,8 @@ final class SocketRig: @unchecked Sendable {
     private var descriptors: [Int32] = []
     private let epoll: Int32
     private var newlines = 0
+    /// The number of the last event published (the daemon's event path gives them).
+    private var seq = 0
 
     init(subscribers: Int) async throws {
         self.subscribers = subscribers
@@ -97,7 +99,8 @@ final class SocketRig: @unchecked Sendable {
 
     /// Publishes one event and returns when every subscriber's socket has delivered it.
     func publishAndWait() {
-        server.publish(.began(time: 1))
+        seq += 1
+        server.publish(.began(time: 1), seq: seq)
         wait(forNewlines: subscribers)
     }
 }
@@ -152,7 +155,7 @@ final class BaselineRig: @unchecked Sendable {
         // The hello first, then the event's line.
         while received.filter({ $0 == 10 }).count < 2 {
             if !published, received.contains(10) {
-                server.publish(.began(time: 1))
+                server.publish(.began(time: 1), seq: 1)
                 published = true
             }
             let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
@@ -266,11 +269,12 @@ final class LatencyRig: Sendable {
     /// Publishes one event and returns when every subscriber has received it.
     func publishAndWait() async {
         await withCheckedContinuation { continuation in
-            state.mutex.withLock {
+            let seq = state.mutex.withLock {
                 $0.target += subscribers
                 $0.waiter = continuation
+                return $0.target / subscribers
             }
-            server.publish(.began(time: 1))
+            server.publish(.began(time: 1), seq: seq)
         }
     }
 }
