@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import ShakeConfig
 import ShakeTestSupport
 import Testing
 
@@ -109,6 +110,41 @@ struct ManPageTests {
         }
         #expect(checked >= 30)
     }
+
+    /// Every key of the configuration's schema is documented in shaked.yaml(5) under its section, with the
+    /// default the daemon has, and shown in the shipped file.
+    @Test func theConfigurationPageDocumentsEveryKeyOfTheSchema() throws {
+        let shipped = try String(
+            contentsOf: Fixtures.repository.appendingPathComponent("config/shaked.yaml"), encoding: .utf8)
+        let page = try ManPages.render("shaked.yaml.5")
+        let defaults = ShakedConfiguration()
+        for section in ShakedConfiguration.schema.sections {
+            let body = try #require(ManPages.subsection(section, of: page), "shaked.yaml(5) has no \(section) section")
+            for key in ShakedConfiguration.schema.keys(in: section) {
+                let entry = body.split(separator: "\n").first { line in
+                    let words = line.trimmingCharacters(in: .whitespaces)
+                    return words.hasPrefix("\(key.name) ") || words == key.name
+                }
+                #expect(entry != nil, "shaked.yaml(5) does not document \(key.path)")
+                // A range of numbers as the page writes it: `1...10000` is `1 to 10000`.
+                if key.range.contains("..."), let entry {
+                    let range = key.range.replacingOccurrences(of: "...", with: " to ")
+                    #expect(entry.contains(range), "shaked.yaml(5): \(key.path) should give the range \(range)")
+                }
+                #expect(
+                    shipped.contains("\n  # \(key.name): ") || shipped.contains("\n  \(key.name): "),
+                    "config/shaked.yaml does not show \(key.path)")
+                // Detector parameters default to the preset's values; lists and paths are shown otherwise.
+                guard key.section != "detector" || key.name == "sensitivity", let value = key.value(defaults),
+                    !value.hasPrefix("[")
+                else { continue }
+                #expect(
+                    body.contains("\(key.name) (default \(value)") || body.contains("\(key.name) (\(value);")
+                        || body.contains("\(key.name) (default \"\(value)\")"),
+                    "shaked.yaml(5): \(key.path) should show the default \(value)")
+            }
+        }
+    }
 }
 
 enum ManPages {
@@ -141,6 +177,14 @@ enum ManPages {
         help.split(separator: "\n").compactMap { line in
             line.firstMatch(of: /^  (--[a-z][a-z-]*)/).map { String($0.1) }
         }.filter { $0 != "--help" }
+    }
+
+    /// The text of one `.SS` subsection of a rendered page (indented three spaces), up to the next heading.
+    static func subsection(_ name: String, of rendered: String) -> String? {
+        guard let start = rendered.range(of: "\n   \(name)\n") else { return nil }
+        let rest = rendered[start.upperBound...]
+        let end = rest.firstMatch(of: /\n(   )?[A-Za-z][A-Za-z_ ]*\n/)?.range.lowerBound ?? rest.endIndex
+        return "\n" + String(rest[..<end])
     }
 
     /// The text of one `.SH` section of a rendered page, up to the next heading.

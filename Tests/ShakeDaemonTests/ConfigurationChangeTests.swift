@@ -19,8 +19,8 @@ struct ConfigurationChangeTests {
     }
 
     /// The server's limits when no file sets them are the `clients:` section's defaults (which the shipped
-    /// config/shaked.yaml shows): the two are written in two modules, and a daemon started without a file must
-    /// not differ from one started with the shipped file.
+    /// config/shaked.yaml shows): a daemon started without a file must not differ from one started with the
+    /// shipped file.
     @Test func theServersDefaultsAreTheConfigurationFilesDefaults() {
         let resolver = AccountResolver(user: { _ in nil }, group: { _ in nil })
         var fromFile = ServerConfiguration(ShakedConfiguration(), accounts: resolver)
