@@ -189,7 +189,7 @@ public final class Daemon: Sendable {
         logger.info(
             "stopped",
             metadata: [
-                "samples": "\(counters.samples)", "invalid": "\(counters.invalid)",
+                "samples": "\(counters.samples)", "invalid_samples": "\(counters.invalid)",
                 "discontinuities": "\(counters.discontinuities)", "began": "\(counters.began)",
                 "ended": "\(counters.ended)", "cancelled": "\(counters.cancelled)",
             ])
