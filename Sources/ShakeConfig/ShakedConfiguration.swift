@@ -39,6 +39,8 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var followSession = true
         /// Whether to relay the accelerometer to iio-sensor-proxy through a uinput accelerometer.
         public var relay = Relay.auto
+        /// The measuring range to ask the sensor for while capturing.
+        public var range = SensorRange.automatic
 
         public init() {}
 
@@ -297,6 +299,19 @@ extension ShakedConfiguration {
             reload: .restart(as: "sensor.follow_session"),
             doc: "Capture for a listener only while its user's session is active and unlocked.", show: { String($0) }
         ) { (reader, node, key) throws(ConfigError) in try reader.bool(node, key: key) },
+        Key(
+            "sensor", "range", \.sensor.range, type: "auto, keep or a number (g)", range: "1...1000",
+            reload: .restart(as: "sensor.range"),
+            doc: "The measuring range to set while capturing: auto (at least ±4 g), keep, or at least N g.",
+            show: \.description
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            guard let range = SensorRange(parsing: text) else {
+                throw reader.error(
+                    node, key: key, "'\(text)' is not a range; allowed: auto, keep, or a number of g in 1...1000")
+            }
+            return range
+        },
     ]
 
     static let detectorKeys: [Key] =

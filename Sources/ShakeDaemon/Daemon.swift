@@ -78,7 +78,8 @@ public final class Daemon: Sendable {
         case .iio(let uri):
             input = .iio(
                 backend: LibIIOBackend(uri: uri),
-                configuration: SensorSource.Configuration(request: sensor.device, rate: sensor.rate))
+                configuration: SensorSource.Configuration(
+                    request: sensor.device, rate: sensor.rate, range: sensor.range))
             status = StatusBoard(sensitivity: configuration.detector.sensitivity)
         case .replay(let path):
             input = .replay(path: path, speed: run.speed, loop: run.loop)

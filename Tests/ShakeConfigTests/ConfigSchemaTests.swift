@@ -38,7 +38,7 @@ struct ConfigSchemaTests {
     /// A value other than the default, read from a file, is seen as a change of that key alone.
     @Test func eachKeyIsReadIntoItsOwnField() throws {
         let cases = [
-            ("sensor", "rate", "200"), ("clients", "total_buffer", "2097152"),
+            ("sensor", "range", "8"), ("sensor", "rate", "200"), ("clients", "total_buffer", "2097152"),
             ("detector", "threshold", "14"), ("access", "key", "root"), ("socket", "mode", "0600"),
         ]
         for (section, name, value) in cases {
@@ -47,6 +47,9 @@ struct ConfigSchemaTests {
             #expect(changed == ["\(section).\(name)"])
             #expect(schema.key(section, name)?.value(read) == value)
         }
+        #expect(try parse("sensor:\n  range: keep\n").sensor.range == .keep)
+        #expect(try parse("sensor:\n  range: AUTO\n").sensor.range == .automatic)
+        #expect(try parse("sensor:\n  range: 2.5\n").sensor.range == .atLeast(2.5))
     }
 
     /// An unknown key names the section's keys as the schema lists them.

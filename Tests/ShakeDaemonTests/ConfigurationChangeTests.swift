@@ -92,6 +92,16 @@ struct ConfigurationChangeTests {
         let again = ConfigurationChange(from: reloaded, to: reloaded, started: started, oldServer: nil, newServer: nil)
         #expect(again.needsRestart == ["sensor.rate"])
     }
+
+    @Test func theRangeWaitsForARestartAndTheDBusModeToo() {
+        let wider = change {
+            $0.sensor.range = .atLeast(8)
+            $0.dbus.mode = .off
+            $0.sensor.followSession = false
+        }
+        #expect(wider.needsRestart == ["sensor.follow_session", "sensor.range", "dbus"])
+        #expect(wider.applied.isEmpty)
+    }
 }
 
 /// What a connected peer loses when access narrows.
