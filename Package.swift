@@ -169,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeConfigTests",
-            dependencies: ["ShakeConfig", "ShakeDetection", "NumberFormat", "ShakeTestSupport"],
+            dependencies: ["ShakeConfig", "ShakeDetection", "NumberFormat", "ShakeTestSupport", "IIOModel"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -279,7 +279,7 @@ let package = Package(
         // The daemon on simulated devices (umockdev-run), end to end.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ShakeTestSupport", "ShakeTrace", "ShakeDetection"],
+            dependencies: ["ShakeTestSupport", "ShakeTrace", "ShakeDetection", "ShakeConfig"],
             swiftSettings: strictSettings
         ),
     ]

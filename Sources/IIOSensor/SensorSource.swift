@@ -22,6 +22,8 @@ public final class SensorSource {
         public var request: DeviceRequest
         /// The sampling rate to ask for, Hz.
         public var rate: Double
+        /// The measuring range to set while capturing (``RangeSetting``).
+        public var range: SensorRange
         /// How often to look for devices appearing or vanishing.
         public var rescanInterval: Duration
         /// Retry a context that fails for another reason this often even if no device changed.
@@ -36,10 +38,12 @@ public final class SensorSource {
 
         public init(
             request: DeviceRequest = .automatic, rate: Double = 100, rescanInterval: Duration = .seconds(1),
-            retryInterval: Duration = .seconds(10), pacedReads: Bool = true, permissionRetryFirst: Double = 0.25
+            retryInterval: Duration = .seconds(10), pacedReads: Bool = true, permissionRetryFirst: Double = 0.25,
+            range: SensorRange = .automatic
         ) {
             self.request = request
             self.rate = rate
+            self.range = range
             self.rescanInterval = rescanInterval
             self.retryInterval = retryInterval
             self.pacedReads = pacedReads
@@ -179,13 +183,17 @@ public final class SensorSource {
         _ selection: DeviceSelection, context: any IIOContextHandle, fingerprint: String?, wakeup: Wakeup,
         lowestRate: Double?, report: (SourceEvent) -> Void
     ) -> CaptureOutcome {
-        let accelerometer = selection.accelerometer
+        var accelerometer = selection.accelerometer
         turnOffLeftBuffer(accelerometer, context: context)
         // As the device was found, to leave it so (a program that used it before resumes).
         let found = context.deviceState(device: accelerometer.id)
         defer { if let found { restore(found, of: accelerometer, context: context) } }
         let (rate, rateRefused) = configureRate(accelerometer, context: context, lowestRate: lowestRate)
         if let rateRefused, let wait = refused(accelerometer, error: rateRefused) { return .refused(wait) }
+        let foundScale = RangeSetting.apply(configuration.range, to: &accelerometer, context: context, logger: logger)
+        defer {
+            if let foundScale { RangeSetting.restore(foundScale, of: accelerometer, context: context, logger: logger) }
+        }
         logger.info(
             "using accelerometer",
             metadata: [

@@ -33,9 +33,9 @@ public final class ShakeConnection: Sendable {
     static let maxLineLength = 1 << 20
 
     /// Lines read from the socket and not yet taken by the consumer: past the high mark the connection stops
-    /// reading, below the low one it reads again.
+    /// reading, below the low one it reads again; the same marks as the buffers after it.
     static let backPressure = NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(
-        lowWatermark: 16, highWatermark: 64)
+        lowWatermark: Watermarks.low, highWatermark: Watermarks.high)
 
     /// Runs `body` with a path to the socket that NIO can hold: its socket addresses take 103 bytes, Linux's
     /// 107. A longer path is reached through its folder, opened for the moment of connecting, as

@@ -2,6 +2,14 @@
 import DequeModule
 import Synchronization
 
+/// The marks the client's buffers keep between the socket and the consumer, elements.
+enum Watermarks {
+    /// Below it, a producer held up goes on.
+    static let low = 16
+    /// At it, the producer is held up.
+    static let high = 64
+}
+
 /// A small buffer between one producer and one consumer that keeps backpressure without a rendezvous per element.
 ///
 /// The producer's ``yield(_:)`` returns at once while fewer than `high` elements wait; at `high` it suspends
@@ -41,7 +49,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
     }
 
     /// - Precondition: `0 <= low < high`.
-    init(low: Int = 16, high: Int = 64) {
+    init(low: Int = Watermarks.low, high: Int = Watermarks.high) {
         precondition(low >= 0 && low < high, "the low watermark must be below the high one")
         self.low = low
         self.high = high

@@ -43,7 +43,7 @@ public enum ConfigLoader {
     }
 
     /// The sections a file may have.
-    public static let sections = ["sensor", "detector", "socket", "clients", "access", "logging", "dbus"]
+    public static var sections: [String] { ShakedConfiguration.schema.sections }
 
     /// Parses configuration text; `source` names it in errors.
     public static func parse(_ text: String, source: String, accounts: AccountResolver = .system) throws(ConfigError)
@@ -67,22 +67,23 @@ public enum ConfigLoader {
         }
     }
 
-    /// Validates a document (sections of keys) into a configuration over the defaults.
+    /// Validates a document (sections of keys) into a configuration over the defaults, key by key as
+    /// ``ShakedConfiguration/schema`` says, then the detector's parameters together.
     static func parse(root: Node, reader: NodeReader) throws(ConfigError) -> ShakedConfiguration {
         var configuration = ShakedConfiguration()
-        for (key, node) in try reader.mapping(root, key: nil) {
-            switch key {
-            case "sensor": configuration.sensor = try reader.sensorSection(node)
-            case "detector": configuration.detector = try reader.detectorSection(node)
-            case "socket": configuration.socket = try reader.socketSection(node)
-            case "clients": configuration.clients = try reader.clientsSection(node)
-            case "access": configuration.access = try reader.accessSection(node)
-            case "logging": configuration.logging = try reader.loggingSection(node)
-            case "dbus": configuration.dbus = try reader.dbusSection(node)
-            default:
-                throw reader.error(
-                    node, key: key, "unknown section; known sections: \(sections.joined(separator: ", "))")
+        try ShakedConfiguration.schema.read(root: root, reader: reader, into: &configuration)
+        // The combination must hold for the section's own preset too (e.g. began_reversals <= reversals).
+        guard reader.checksCombinations else { return configuration }
+        do {
+            try configuration.detector.settings().validate()
+        } catch let invalid {
+            // At the line of the parameter named, when the section sets it.
+            let section = try reader.mapping(root, key: nil).first { $0.0 == "detector" }?.1
+            let culprit = try section.flatMap { section throws(ConfigError) in
+                try reader.mapping(section, key: "detector").first { $0.0 == invalid.parameter.rawValue }?.1
             }
+            throw reader.error(
+                culprit ?? section ?? root, key: "detector.\(invalid.parameter.rawValue)", invalid.reason)
         }
         return configuration
     }
@@ -129,51 +130,6 @@ struct NodeReader {
             pairs.append((name, value))
         }
         return pairs
-    }
-
-    static let detectorKeys = ["sensitivity"] + DetectorSettings.Parameter.allCases.map(\.rawValue)
-
-    func detectorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.DetectorSection {
-        var section = ShakedConfiguration.DetectorSection()
-        let known = Self.detectorKeys
-        for (name, value) in try mapping(node, key: "detector") {
-            let key = "detector.\(name)"
-            if name == "sensitivity" {
-                let text = try string(value, key: key)
-                guard let sensitivity = DetectorSettings.Sensitivity(rawValue: text) else {
-                    let allowed = DetectorSettings.Sensitivity.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw error(value, key: key, "'\(text)' is not a sensitivity; allowed: \(allowed)")
-                }
-                section.sensitivity = sensitivity
-                continue
-            }
-            guard let parameter = DetectorSettings.Parameter(rawValue: name) else {
-                throw error(value, key: key, "unknown key; known keys: \(known.joined(separator: ", "))")
-            }
-            let number = try number(value, key: key)
-            if parameter.isCount && number != number.rounded() {
-                throw error(value, key: key, "expected a whole number, found \(number)")
-            }
-            let range = parameter.allowed
-            guard range.contains(number) else {
-                let bounds =
-                    parameter.isCount
-                    ? "\(Int(range.lowerBound))...\(Int(range.upperBound))"
-                    : "\(range.lowerBound)...\(range.upperBound)"
-                throw error(value, key: key, "\(number) is out of range; allowed: \(bounds)")
-            }
-            section.overrides[parameter] = number
-        }
-        // The combination must hold for the section's own preset too (e.g. began_reversals <= reversals).
-        guard checksCombinations else { return section }
-        do {
-            try section.settings().validate()
-        } catch let invalid {
-            // At the line of the parameter named, when the section sets it.
-            let culprit = try mapping(node, key: "detector").first { $0.0 == invalid.parameter.rawValue }?.1
-            throw error(culprit ?? node, key: "detector.\(invalid.parameter.rawValue)", invalid.reason)
-        }
-        return section
     }
 }
 

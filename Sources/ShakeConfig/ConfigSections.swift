@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import IIOModel
-import ShakeProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -70,103 +68,6 @@ extension NodeReader {
         error(node, key: key, "unknown key; known keys: \(known.joined(separator: ", "))")
     }
 
-    func sensorSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.SensorSection {
-        var section = ShakedConfiguration.SensorSection()
-        let known = ["source", "device", "rate", "always_on", "relay", "follow_session"]
-        for (name, value) in try mapping(node, key: "sensor") {
-            let key = "sensor.\(name)"
-            switch name {
-            case "source":
-                let text = try string(value, key: key)
-                guard let source = SourceSpec(parsing: text) else {
-                    throw error(value, key: key, "'\(text)' is not a source; allowed: iio, iio:URI, replay:FILE")
-                }
-                section.source = source
-            case "device":
-                let text = try string(value, key: key)
-                guard !text.isEmpty else {
-                    throw error(value, key: key, "expected display, base, iio:deviceN, a name or a label")
-                }
-                section.device = DeviceRequest(parsing: text)
-            case "rate":
-                let rate = try number(value, key: key)
-                guard ShakedConfiguration.SensorSection.rates.contains(rate) else {
-                    throw error(value, key: key, "\(rate) is out of range; allowed: 1...10000 (Hz)")
-                }
-                section.rate = rate
-            case "always_on":
-                section.alwaysOn = try bool(value, key: key)
-            case "follow_session":
-                section.followSession = try bool(value, key: key)
-            case "relay":
-                // `on` and `off` are also YAML's booleans: taken by their text, so a bare `relay: on` works.
-                let text = value.scalar?.string.lowercased() ?? ""
-                guard let relay = ShakedConfiguration.SensorSection.Relay(rawValue: text) else {
-                    throw error(
-                        value, key: key,
-                        "expected auto, on or off, found '\(value.scalar?.string ?? "a collection")'")
-                }
-                section.relay = relay
-            default:
-                throw unknown(value, key: key, known: known)
-            }
-        }
-        return section
-    }
-
-    func socketSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.SocketSection {
-        var section = ShakedConfiguration.SocketSection()
-        let known = ["path", "mode", "group"]
-        for (name, value) in try mapping(node, key: "socket") {
-            let key = "socket.\(name)"
-            switch name {
-            case "path":
-                let text = try string(value, key: key)
-                if let problem = SocketPath.problem(with: text) { throw error(value, key: key, problem) }
-                section.path = text
-            case "mode":
-                section.mode = try mode(value, key: key)
-            case "group":
-                let text = try string(value, key: key)
-                let account = try account("group:\(text)", node: value, key: key)
-                section.group = account
-            default:
-                throw unknown(value, key: key, known: known)
-            }
-        }
-        return section
-    }
-
-    func clientsSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.ClientsSection {
-        var section = ShakedConfiguration.ClientsSection()
-        let limits = ShakedConfiguration.ClientsSection.limits
-        for (name, value) in try mapping(node, key: "clients") {
-            let key = "clients.\(name)"
-            guard let limit = limits.first(where: { $0.key == name }) else {
-                throw unknown(value, key: key, known: limits.map(\.key))
-            }
-            section[keyPath: limit.path] = try integer(value, key: key, in: limit.range)
-        }
-        return section
-    }
-
-    func accessSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.AccessSection {
-        var section = ShakedConfiguration.AccessSection()
-        let known = ["subscribe", "samples", "simulate", "key"]
-        for (name, value) in try mapping(node, key: "access") {
-            let key = "access.\(name)"
-            let rule = try accessRule(value, key: key)
-            switch name {
-            case "subscribe": section.subscribe = rule
-            case "samples": section.samples = rule
-            case "simulate": section.simulate = rule
-            case "key": section.key = rule
-            default: throw unknown(value, key: key, known: known)
-            }
-        }
-        return section
-    }
-
     /// `everyone`, `root`, or a list of `user:NAME` and `group:NAME` entries.
     func accessRule(_ node: Node, key: String) throws(ConfigError) -> AccessRule {
         let allowed = "allowed: everyone, root, or a list of user:NAME and group:NAME"
@@ -200,36 +101,5 @@ extension NodeReader {
             }
         }
         return account
-    }
-
-    func loggingSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.LoggingSection {
-        var section = ShakedConfiguration.LoggingSection()
-        for (name, value) in try mapping(node, key: "logging") {
-            let key = "logging.\(name)"
-            guard name == "level" else { throw unknown(value, key: key, known: ["level"]) }
-            let text = try string(value, key: key).lowercased()
-            guard let level = LogLevel(parsing: text) else {
-                let allowed = ShakedConfiguration.LoggingSection.levels.joined(separator: ", ")
-                throw error(value, key: key, "'\(text)' is not a level; allowed: \(allowed)")
-            }
-            section.level = level
-        }
-        return section
-    }
-
-    func dbusSection(_ node: Node) throws(ConfigError) -> ShakedConfiguration.DBusSection {
-        var section = ShakedConfiguration.DBusSection()
-        for (name, value) in try mapping(node, key: "dbus") {
-            let key = "dbus.\(name)"
-            guard name == "mode" else { throw unknown(value, key: key, known: ["mode"]) }
-            // YAML reads a bare on and off as booleans; here they are the words.
-            let text = try string(value, key: key).lowercased()
-            guard let mode = ShakedConfiguration.DBusSection.Mode(rawValue: text) else {
-                let allowed = ShakedConfiguration.DBusSection.Mode.allCases.map(\.rawValue).joined(separator: ", ")
-                throw error(value, key: key, "'\(text)' is not a mode; allowed: \(allowed)")
-            }
-            section.mode = mode
-        }
-        return section
     }
 }

@@ -75,7 +75,7 @@ public struct MQTTConfiguration: Sendable, Hashable {
     }
 
     /// The sections a file may have.
-    public static let sections = ["broker", "topics", "queue", "home_assistant", "daemon", "logging"]
+    public static var sections: [String] { schema.sections }
 }
 
 /// Where the broker is, as `broker.uri` names it: `mqtt://HOST[:PORT]`, `mqtts://HOST[:PORT]`, `unix:/PATH`.
@@ -290,106 +290,170 @@ extension NodeReader {
         return text
     }
 
+    /// Reads one key into `configuration` as ``MQTTConfiguration/schema`` says; an unknown one is an error
+    /// listing its section's keys.
     func apply(section: String, key name: String, value: Node, to configuration: inout MQTTConfiguration)
         throws(ConfigError)
     {
         let key = "\(section).\(name)"
-        switch (section, name) {
-        case ("broker", "uri"):
-            let text = try string(value, key: key)
+        guard let row = MQTTConfiguration.schema.key(section, name) else {
+            throw unknown(value, key: key, known: MQTTConfiguration.schema.keys(in: section).map(\.name))
+        }
+        try row.read(self, value, key, &configuration)
+    }
+}
+
+extension MQTTConfiguration {
+    typealias Key = ConfigKey<MQTTConfiguration>
+
+    /// Every key of `mqtt.yaml`, one row each, in file order: the loader, its lists of known keys and the man
+    /// page's test read these rows. The forwarder reads its files only when it starts.
+    public static let schema = ConfigSchema<MQTTConfiguration>([
+        Key(
+            "broker", "uri", \.broker.address, type: "mqtt://HOST[:PORT], mqtts://HOST[:PORT] or unix:/PATH",
+            reload: .restart(as: "broker.uri"), doc: "Where the broker is.", show: \.description
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
             switch BrokerAddress.parse(text) {
-            case .success(let address): configuration.broker.address = address
-            case .failure(let problem): throw error(value, key: key, "'\(text)': \(problem)")
+            case .success(let address): return address
+            case .failure(let problem): throw reader.error(node, key: key, "'\(text)': \(problem)")
             }
-        case ("broker", "client_id"):
-            let text = try string(value, key: key)
+        },
+        Key(
+            "broker", "client_id", \.broker.clientID, type: "text", reload: .restart(as: "broker.client_id"),
+            doc: "The MQTT client id; unset: shaked-DEVICE.", show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
             guard !text.isEmpty, text.utf8.count <= 128, !text.unicodeScalars.contains(where: { $0.value < 0x20 })
             else {
-                throw error(value, key: key, "expected 1 to 128 bytes of printable text")
+                throw reader.error(node, key: key, "expected 1 to 128 bytes of printable text")
             }
-            configuration.broker.clientID = text
-        case ("broker", "keepalive"):
-            configuration.broker.keepAlive = try integer(
-                value, key: key, in: MQTTConfiguration.BrokerSection.keepAlives)
-        case ("broker", "username"):
-            let text = try string(value, key: key)
-            guard !text.isEmpty else { throw error(value, key: key, "must not be empty; leave the key out instead") }
-            configuration.broker.username = text
-        case ("broker", "password_file"):
-            configuration.broker.passwordFile = try path(value, key: key)
-        case ("broker", "password_credential"):
-            let text = try string(value, key: key)
+            return text
+        },
+        Key(
+            "broker", "keepalive", \.broker.keepAlive, type: "whole number (seconds)",
+            range: "\(BrokerSection.keepAlives.lowerBound)...\(BrokerSection.keepAlives.upperBound)",
+            reload: .restart(as: "broker.keepalive"), doc: "Seconds between keep-alive pings.", show: { String($0) }
+        ) { (reader, node, key) throws(ConfigError) in
+            try reader.integer(node, key: key, in: BrokerSection.keepAlives)
+        },
+        Key(
+            "broker", "username", \.broker.username, type: "text", reload: .restart(as: "broker.username"),
+            doc: "The user name to log in with.", show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            guard !text.isEmpty else {
+                throw reader.error(node, key: key, "must not be empty; leave the key out instead")
+            }
+            return text
+        },
+        path("password_file", \.broker.passwordFile, "A file holding the password (its first line)."),
+        Key(
+            "broker", "password_credential", \.broker.passwordCredential, type: "a credential's name",
+            reload: .restart(as: "broker.password_credential"),
+            doc: "A systemd credential holding the password.", show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
             guard !text.isEmpty, !text.contains(where: { $0 == "/" }), text != ".", text != ".." else {
-                throw error(value, key: key, "expected a credential's name (LoadCredential=NAME:...), found '\(text)'")
+                throw reader.error(
+                    node, key: key, "expected a credential's name (LoadCredential=NAME:...), found '\(text)'")
             }
-            configuration.broker.passwordCredential = text
-        case ("broker", "ca_file"):
-            configuration.broker.caFile = try path(value, key: key)
-        case ("broker", "cert_file"):
-            configuration.broker.certFile = try path(value, key: key)
-        case ("broker", "key_file"):
-            configuration.broker.keyFile = try path(value, key: key)
-        case ("topics", "prefix"):
-            let text = try string(value, key: key)
-            let levels = text.split(separator: "/", omittingEmptySubsequences: false)
-            for level in levels {
-                if let problem = Self.topicLevelProblem(String(level)) {
-                    throw error(value, key: key, "'\(text)': each level \(problem)")
+            return text
+        },
+        path("ca_file", \.broker.caFile, "TLS: the CA certificates to trust."),
+        path("cert_file", \.broker.certFile, "TLS: a client certificate."),
+        path("key_file", \.broker.keyFile, "TLS: the client certificate's key."),
+        Key(
+            "topics", "prefix", \.topics.prefix, type: "topic levels", reload: .restart(as: "topics.prefix"),
+            doc: "The first level of every topic.", show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            for level in text.split(separator: "/", omittingEmptySubsequences: false) {
+                if let problem = NodeReader.topicLevelProblem(String(level)) {
+                    throw reader.error(node, key: key, "'\(text)': each level \(problem)")
                 }
             }
-            configuration.topics.prefix = text
-        case ("topics", "device"):
-            let text = try string(value, key: key)
-            if let problem = Self.topicLevelProblem(text) { throw error(value, key: key, "'\(text)' \(problem)") }
-            configuration.topics.device = text
-        case ("topics", "qos"):
-            configuration.topics.qos = try integer(value, key: key, in: 0...1)
-        case ("topics", "phases"):
+            return text
+        },
+        Key(
+            "topics", "device", \.topics.device, type: "topic level", reload: .restart(as: "topics.device"),
+            doc: "This device's level; unset: the machine id, else the host name.", show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in try topicLevel(reader, node, key) },
+        Key(
+            "topics", "qos", \.topics.qos, type: "0 or 1", reload: .restart(as: "topics.qos"),
+            doc: "QoS of the event messages.", show: { String($0) }
+        ) { (reader, node, key) throws(ConfigError) in try reader.integer(node, key: key, in: 0...1) },
+        Key(
+            "topics", "phases", \.topics.phases, type: "a list of began, ended, cancelled",
+            reload: .restart(as: "topics.phases"), doc: "The phases sent.",
+            show: { phases in
+                "[" + ShakeEvent.Phase.allCases.filter { phases.contains($0) }.map(\.rawValue).joined(separator: ", ")
+                    + "]"
+            }
+        ) { (reader, node, key) throws(ConfigError) in
             let allowed = "allowed: a list of began, ended, cancelled"
-            guard case .sequence(let items) = value.content, !items.isEmpty else {
-                throw error(value, key: key, allowed)
+            guard case .sequence(let items) = node.content, !items.isEmpty else {
+                throw reader.error(node, key: key, allowed)
             }
             var phases: Set<ShakeEvent.Phase> = []
             for item in items {
                 guard let text = item.scalar?.string, let phase = ShakeEvent.Phase(rawValue: text) else {
-                    throw error(item, key: key, "'\(item.scalar?.string ?? "a collection")' is not a phase; \(allowed)")
+                    throw reader.error(
+                        item, key: key, "'\(item.scalar?.string ?? "a collection")' is not a phase; \(allowed)")
                 }
                 phases.insert(phase)
             }
-            configuration.topics.phases = phases
-        case ("queue", "size"):
-            configuration.queue.size = try integer(value, key: key, in: MQTTConfiguration.QueueSection.sizes)
-        case ("home_assistant", "discovery"):
-            configuration.homeAssistant.discovery = try bool(value, key: key)
-        case ("home_assistant", "prefix"):
-            let text = try string(value, key: key)
-            if let problem = Self.topicLevelProblem(text) { throw error(value, key: key, "'\(text)' \(problem)") }
-            configuration.homeAssistant.prefix = text
-        case ("daemon", "socket"):
-            let text = try string(value, key: key)
-            if let problem = SocketPath.problem(with: text) { throw error(value, key: key, problem) }
-            configuration.socket = text
-        case ("logging", "level"):
-            let text = try string(value, key: key).lowercased()
+            return phases
+        },
+        Key(
+            "queue", "size", \.queue.size, type: "whole number",
+            range: "\(QueueSection.sizes.lowerBound)...\(QueueSection.sizes.upperBound)",
+            reload: .restart(as: "queue.size"), doc: "Events held while the broker is away.", show: { String($0) }
+        ) { (reader, node, key) throws(ConfigError) in try reader.integer(node, key: key, in: QueueSection.sizes) },
+        Key(
+            "home_assistant", "discovery", \.homeAssistant.discovery, type: "true or false",
+            reload: .restart(as: "home_assistant.discovery"),
+            doc: "Publish Home Assistant's MQTT discovery configuration.", show: { String($0) }
+        ) { (reader, node, key) throws(ConfigError) in try reader.bool(node, key: key) },
+        Key(
+            "home_assistant", "prefix", \.homeAssistant.prefix, type: "topic level",
+            reload: .restart(as: "home_assistant.prefix"), doc: "Home Assistant's discovery prefix.", show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in try topicLevel(reader, node, key) },
+        Key(
+            "daemon", "socket", \.socket, type: "absolute path", reload: .restart(as: "daemon.socket"),
+            doc: "The daemon's socket; unset: $SHAKED_SOCKET, else /run/shaked/shaked.sock.", show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            if let problem = SocketPath.problem(with: text) { throw reader.error(node, key: key, problem) }
+            return text
+        },
+        Key(
+            "logging", "level", \.logLevel, type: "level",
+            range: ShakedConfiguration.LoggingSection.levels.joined(separator: ", "),
+            reload: .restart(as: "logging.level"), doc: "How much the forwarder logs.", show: \.rawValue
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key).lowercased()
             guard let level = LogLevel(parsing: text) else {
                 let allowed = ShakedConfiguration.LoggingSection.levels.joined(separator: ", ")
-                throw error(value, key: key, "'\(text)' is not a level; allowed: \(allowed)")
+                throw reader.error(node, key: key, "'\(text)' is not a level; allowed: \(allowed)")
             }
-            configuration.logLevel = level
-        default:
-            throw unknown(value, key: key, known: Self.mqttKeys[section] ?? [])
-        }
+            return level
+        },
+    ])
+
+    /// A key holding an absolute path, unset by default.
+    static func path(_ name: String, _ field: any (WritableKeyPath<Self, String?> & Sendable), _ doc: String) -> Key {
+        Key(
+            "broker", name, field, type: "absolute path", reload: .restart(as: "broker.\(name)"), doc: doc, show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in try reader.path(node, key: key) }
     }
 
-    static let mqttKeys: [String: [String]] = [
-        "broker": [
-            "uri", "client_id", "keepalive", "username", "password_file", "password_credential", "ca_file", "cert_file",
-            "key_file",
-        ],
-        "topics": ["prefix", "device", "qos", "phases"],
-        "queue": ["size"],
-        "home_assistant": ["discovery", "prefix"],
-        "daemon": ["socket"],
-        "logging": ["level"],
-    ]
+    /// One topic level, read.
+    static func topicLevel(_ reader: NodeReader, _ node: Node, _ key: String) throws(ConfigError) -> String {
+        let text = try reader.string(node, key: key)
+        if let problem = NodeReader.topicLevelProblem(text) {
+            throw reader.error(node, key: key, "'\(text)' \(problem)")
+        }
+        return text
+    }
 }

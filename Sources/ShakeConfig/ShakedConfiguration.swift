@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 public import IIOModel
+import NumberFormat
 public import ShakeDetection
+public import ShakeProtocol
 
 /// Everything the configuration file sets. Each section mirrors a part of the daemon; a missing key keeps its
 /// default, documented in `config/shaked.yaml`.
@@ -37,6 +39,8 @@ public struct ShakedConfiguration: Sendable, Hashable {
         public var followSession = true
         /// Whether to relay the accelerometer to iio-sensor-proxy through a uinput accelerometer.
         public var relay = Relay.auto
+        /// The measuring range to ask the sensor for while capturing.
+        public var range = SensorRange.automatic
 
         public init() {}
 
@@ -95,37 +99,8 @@ public struct ShakedConfiguration: Sendable, Hashable {
         }
     }
 
-    /// The `clients:` section: what one client, or all of them, may cost.
-    public struct ClientsSection: Sendable, Hashable {
-        public var maxClients = 2048
-        public var queueLimit = 256
-        public var dropLimit = 4096
-        public var maxLineLength = 4096
-        public var maxBadLines = 20
-        public var replayCapacity = 1024
-        public var maxClientsPerUser = 256
-        public var reservedClients = 32
-        public var clientBuffer = 64 * 1024
-        public var totalBuffer = 16 * 1024 * 1024
-
-        public init() {}
-
-        /// Each key with its allowed range, in file order.
-        public static var limits: [(key: String, range: ClosedRange<Int>, path: WritableKeyPath<Self, Int>)] {
-            [
-                ("max_clients", 1...65_536, \.maxClients),
-                ("queue_limit", 16...65_536, \.queueLimit),
-                ("drop_limit", 16...1_048_576, \.dropLimit),
-                ("max_line_length", 256...1_048_576, \.maxLineLength),
-                ("max_bad_lines", 1...10_000, \.maxBadLines),
-                ("replay_capacity", 1...65_536, \.replayCapacity),
-                ("max_clients_per_user", 1...65_536, \.maxClientsPerUser),
-                ("reserved_clients", 0...65_536, \.reservedClients),
-                ("client_buffer", 4096...16_777_216, \.clientBuffer),
-                ("total_buffer", 1_048_576...1_073_741_824, \.totalBuffer),
-            ]
-        }
-    }
+    /// The `clients:` section: what one client, or all of them, may cost; the server takes it as it is.
+    public typealias ClientsSection = ClientLimits
 
     /// The `access:` section. Root may always do everything.
     public struct AccessSection: Sendable, Hashable {
@@ -233,4 +208,227 @@ public enum LogLevel: String, Sendable, Hashable, CaseIterable, CustomStringConv
     }
 
     public var description: String { rawValue }
+}
+
+extension ShakedConfiguration {
+    /// Every key of `shaked.yaml`, one row each, in file order (the sections in the order they first appear):
+    /// the loader, its lists of known keys, `--check-config`, what a reload applies and the man page's test all
+    /// read these rows. A new key is its field above and its row here.
+    public static let schema = ConfigSchema<ShakedConfiguration>(
+        sensorKeys + detectorKeys + socketKeys + clientsKeys + accessKeys + [
+            Key(
+                "logging", "level", \.logging.level, type: "level",
+                range: LoggingSection.levels.joined(separator: ", "),
+                reload: .applied(.logLevel, as: "logging"), doc: "How much the daemon logs.", show: \.rawValue
+            ) { (reader, node, key) throws(ConfigError) in
+                let text = try reader.string(node, key: key).lowercased()
+                guard let level = LogLevel(parsing: text) else {
+                    let allowed = LoggingSection.levels.joined(separator: ", ")
+                    throw reader.error(node, key: key, "'\(text)' is not a level; allowed: \(allowed)")
+                }
+                return level
+            },
+            Key(
+                "dbus", "mode", \.dbus.mode, type: "auto, on or off", reload: .restart(as: "dbus"),
+                doc: "Whether to offer the shake object on the system bus.", show: \.rawValue
+            ) { (reader, node, key) throws(ConfigError) in
+                // YAML reads a bare on and off as booleans; here they are the words.
+                let text = try reader.string(node, key: key).lowercased()
+                guard let mode = DBusSection.Mode(rawValue: text) else {
+                    let allowed = DBusSection.Mode.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw reader.error(node, key: key, "'\(text)' is not a mode; allowed: \(allowed)")
+                }
+                return mode
+            },
+        ])
+
+    typealias Key = ConfigKey<ShakedConfiguration>
+
+    static let sensorKeys: [Key] = [
+        Key(
+            "sensor", "source", \.sensor.source, type: "iio, iio:URI or replay:FILE",
+            reload: .restart(as: "sensor.source"), doc: "Where samples come from.", show: \.description
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            guard let source = SourceSpec(parsing: text) else {
+                throw reader.error(node, key: key, "'\(text)' is not a source; allowed: iio, iio:URI, replay:FILE")
+            }
+            return source
+        },
+        Key(
+            "sensor", "device", \.sensor.device, type: "auto, display, base, iio:deviceN, a name or a label",
+            reload: .restart(as: "sensor.device"), doc: "Which accelerometer.",
+            show: { $0 == .automatic ? "auto" : $0.description }
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            guard !text.isEmpty else {
+                throw reader.error(node, key: key, "expected display, base, iio:deviceN, a name or a label")
+            }
+            return DeviceRequest(parsing: text)
+        },
+        Key(
+            "sensor", "rate", \.sensor.rate, type: "number (Hz)", range: "1...10000",
+            reload: .restart(as: "sensor.rate"), doc: "The sampling rate to ask the sensor for.",
+            show: { DecimalText.format($0, decimals: 3) }
+        ) { (reader, node, key) throws(ConfigError) in
+            let rate = try reader.number(node, key: key)
+            guard SensorSection.rates.contains(rate) else {
+                throw reader.error(node, key: key, "\(rate) is out of range; allowed: 1...10000 (Hz)")
+            }
+            return rate
+        },
+        Key(
+            "sensor", "always_on", \.sensor.alwaysOn, type: "true or false",
+            reload: .applied(.alwaysOn, as: "sensor.always_on"), doc: "Capture even while nobody listens.",
+            show: { String($0) }
+        ) { (reader, node, key) throws(ConfigError) in try reader.bool(node, key: key) },
+        Key(
+            "sensor", "relay", \.sensor.relay, type: "auto, on or off", reload: .restart(as: "sensor.relay"),
+            doc: "Relay the accelerometer to iio-sensor-proxy through a uinput accelerometer.", show: \.rawValue
+        ) { (reader, node, key) throws(ConfigError) in
+            // `on` and `off` are also YAML's booleans: taken by their text, so a bare `relay: on` works.
+            let text = node.scalar?.string.lowercased() ?? ""
+            guard let relay = SensorSection.Relay(rawValue: text) else {
+                throw reader.error(
+                    node, key: key, "expected auto, on or off, found '\(node.scalar?.string ?? "a collection")'")
+            }
+            return relay
+        },
+        Key(
+            "sensor", "follow_session", \.sensor.followSession, type: "true or false",
+            reload: .restart(as: "sensor.follow_session"),
+            doc: "Capture for a listener only while its user's session is active and unlocked.", show: { String($0) }
+        ) { (reader, node, key) throws(ConfigError) in try reader.bool(node, key: key) },
+        Key(
+            "sensor", "range", \.sensor.range, type: "auto, keep or a number (g)", range: "1...1000",
+            reload: .restart(as: "sensor.range"),
+            doc: "The measuring range to set while capturing: auto (at least ±4 g), keep, or at least N g.",
+            show: \.description
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            guard let range = SensorRange(parsing: text) else {
+                throw reader.error(
+                    node, key: key, "'\(text)' is not a range; allowed: auto, keep, or a number of g in 1...1000")
+            }
+            return range
+        },
+    ]
+
+    static let detectorKeys: [Key] =
+        [
+            Key(
+                "detector", "sensitivity", \.detector.sensitivity, type: "light, medium or hard",
+                reload: .applied(.detector, as: "detector"), doc: "The preset the parameters start from.",
+                show: \.rawValue
+            ) { (reader, node, key) throws(ConfigError) in
+                let text = try reader.string(node, key: key)
+                guard let sensitivity = DetectorSettings.Sensitivity(rawValue: text) else {
+                    let allowed = DetectorSettings.Sensitivity.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw reader.error(node, key: key, "'\(text)' is not a sensitivity; allowed: \(allowed)")
+                }
+                return sensitivity
+            }
+        ]
+        + DetectorSettings.Parameter.allCases.map { parameter in
+            Key(
+                "detector", parameter.rawValue, type: parameter.isCount ? "whole number" : "number",
+                range: parameter.allowedText, reload: .applied(.detector, as: "detector"),
+                doc: "Overrides the preset's \(parameter.rawValue) (docs/detection.md).",
+                read: { (reader, node, key, configuration) throws(ConfigError) in
+                    let number = try reader.number(node, key: key)
+                    if parameter.isCount && number != number.rounded() {
+                        throw reader.error(node, key: key, "expected a whole number, found \(number)")
+                    }
+                    let range = parameter.allowed
+                    guard range.contains(number) else {
+                        let bounds =
+                            parameter.isCount
+                            ? "\(Int(range.lowerBound))...\(Int(range.upperBound))"
+                            : "\(range.lowerBound)...\(range.upperBound)"
+                        throw reader.error(node, key: key, "\(number) is out of range; allowed: \(bounds)")
+                    }
+                    configuration.detector.overrides[parameter] = number
+                },
+                value: { $0.detector.overrides[parameter].map { DecimalText.format($0, decimals: 3) } },
+                differs: { $0.detector.overrides[parameter] != $1.detector.overrides[parameter] })
+        }
+
+    static let socketKeys: [Key] = [
+        Key(
+            "socket", "path", \.socket.path, type: "absolute path", reload: .restart(as: "socket"),
+            doc: "The socket file; unset: $SHAKED_SOCKET, else $RUNTIME_DIRECTORY/shaked.sock, else /run/shaked.",
+            show: { $0 }
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            if let problem = SocketPath.problem(with: text) { throw reader.error(node, key: key, problem) }
+            return text
+        },
+        Key(
+            "socket", "mode", \.socket.mode, type: "octal mode", reload: .restart(as: "socket"),
+            doc: "The socket file's permissions.", show: { "0" + String($0, radix: 8) }
+        ) { (reader, node, key) throws(ConfigError) in try reader.mode(node, key: key) },
+        Key(
+            "socket", "group", \.socket.group, type: "group name or number", reload: .restart(as: "socket"),
+            doc: "The socket file's group; unset: the daemon's own.",
+            show: { account in
+                guard case .group(let id) = account else { return nil }
+                return id.description
+            }
+        ) { (reader, node, key) throws(ConfigError) in
+            let text = try reader.string(node, key: key)
+            return try reader.account("group:\(text)", node: node, key: key)
+        },
+    ]
+
+    static let clientsKeys: [Key] = [
+        clients("max_clients", \.clients.maxClients, 1...65_536, "Most clients connected at once."),
+        clients("queue_limit", \.clients.queueLimit, 16...65_536, "Messages queued for a client that does not read."),
+        clients("drop_limit", \.clients.dropLimit, 16...1_048_576, "Dropped messages before a client is disconnected."),
+        clients("max_line_length", \.clients.maxLineLength, 256...1_048_576, "The longest request line, bytes."),
+        clients(
+            "max_bad_lines", \.clients.maxBadLines, 1...10_000, "Bad request lines before a client is disconnected."),
+        clients("replay_capacity", \.clients.replayCapacity, 1...65_536, "Recent events kept for replay."),
+        clients("max_clients_per_user", \.clients.maxClientsPerUser, 1...65_536, "Most connections one user may hold."),
+        clients(
+            "reserved_clients", \.clients.reservedClients, 0...65_536, "Slots kept for root and the admin accounts."),
+        clients(
+            "client_buffer", \.clients.clientBuffer, 4096...16_777_216, "Bytes held for one client that does not read."),
+        clients(
+            "total_buffer", \.clients.totalBuffer, 1_048_576...1_073_741_824, "Bytes held for all clients together."),
+    ]
+
+    static func clients(
+        _ name: String, _ field: any (WritableKeyPath<ShakedConfiguration, Int> & Sendable), _ range: ClosedRange<Int>,
+        _ doc: String
+    ) -> Key {
+        Key(
+            "clients", name, field,
+            type: "whole number", range: "\(range.lowerBound)...\(range.upperBound)",
+            reload: .applied(.server, as: "clients"), doc: doc, show: { String($0) }
+        ) { (reader, node, key) throws(ConfigError) in try reader.integer(node, key: key, in: range) }
+    }
+
+    static let accessKeys: [Key] = [
+        access("subscribe", \.access.subscribe, "Who may subscribe to events, ask for status and replay."),
+        access("samples", \.access.samples, "Who may stream raw samples."),
+        access("simulate", \.access.simulate, "Who may inject simulated shakes."),
+        access("key", \.access.key, "Who may have the daemon press a key chord for them."),
+    ]
+
+    static func access(
+        _ name: String, _ field: any (WritableKeyPath<ShakedConfiguration, AccessRule> & Sendable), _ doc: String
+    ) -> Key {
+        Key(
+            "access", name, field,
+            type: "everyone, root, or a list of user:NAME and group:NAME", reload: .applied(.server, as: "access"),
+            doc: doc,
+            show: { rule in
+                switch rule {
+                case .everyone: "everyone"
+                case .accounts(let accounts):
+                    accounts.isEmpty ? "root" : "[" + accounts.map(\.description).joined(separator: ", ") + "]"
+                }
+            }
+        ) { (reader, node, key) throws(ConfigError) in try reader.accessRule(node, key: key) }
+    }
 }

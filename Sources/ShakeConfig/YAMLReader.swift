@@ -6,8 +6,10 @@
 /// documents, tabs in indentation, values continued on the next line) is refused with the line and column where
 /// it appears, never read differently from what YAML means. Pure: text in, a tree or an error out.
 enum YAMLReader {
-    /// Nesting beyond this is refused, so that recursion stays bounded whatever the input.
-    static let maxDepth = 100
+    /// Nesting beyond this is refused, so that recursion stays bounded whatever the input: the limit the text
+    /// is checked against before it is parsed (``NestingLimit``), here for block nesting by indentation, which
+    /// that check bounds only by the indentation's width.
+    static var maxDepth: Int { NestingLimit.maxDepth }
 
     /// The document of `text`, or nil when it holds nothing but comments and blank lines.
     static func read(_ text: String) throws(YAMLError) -> Node? {

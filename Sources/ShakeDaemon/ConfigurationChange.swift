@@ -30,30 +30,29 @@ public struct ConfigurationChange: Sendable, Equatable {
         from old: ShakedConfiguration, to new: ShakedConfiguration, started: ShakedConfiguration,
         oldServer: ServerConfiguration?, newServer: ServerConfiguration?
     ) {
-        if new.detector != old.detector {
-            detectorSettings = new.detector.settings()
-            applied.append("detector")
+        // Each key as the schema says: applied by its part of the daemon, or waiting for a restart.
+        var changed = Set<ReloadPolicy.Applier>()
+        var appliedNames: [(ReloadPolicy.Applier, String)] = []
+        for key in ShakedConfiguration.schema.keys {
+            switch key.reload {
+            case .applied(let applier, let name):
+                guard key.differs(new, old) else { continue }
+                changed.insert(applier)
+                if !appliedNames.contains(where: { $0.1 == name }) { appliedNames.append((applier, name)) }
+            case .restart(let name):
+                if key.differs(new, started), !needsRestart.contains(name) { needsRestart.append(name) }
+            }
         }
-        if let newServer, newServer != oldServer {
-            server = newServer
-            if new.clients != old.clients { applied.append("clients") }
-            if new.access != old.access { applied.append("access") }
-        }
-        if new.logging != old.logging {
-            logLevel = Logger.Level(new.logging.level)
-            applied.append("logging")
-        }
-        if new.sensor.alwaysOn != old.sensor.alwaysOn {
-            alwaysOn = new.sensor.alwaysOn
-            applied.append("sensor.always_on")
-        }
-        if new.sensor.source != started.sensor.source { needsRestart.append("sensor.source") }
-        if new.sensor.device != started.sensor.device { needsRestart.append("sensor.device") }
-        if new.sensor.rate != started.sensor.rate { needsRestart.append("sensor.rate") }
-        if new.sensor.relay != started.sensor.relay { needsRestart.append("sensor.relay") }
-        if new.socket != started.socket { needsRestart.append("socket") }
-        if new.sensor.followSession != started.sensor.followSession { needsRestart.append("sensor.follow_session") }
-        if new.dbus != started.dbus { needsRestart.append("dbus") }
+        if changed.contains(.detector) { detectorSettings = new.detector.settings() }
+        // Clients and access reach the server as it resolves them: nothing applies without a socket, or when the
+        // accounts named resolve as before.
+        let serverChanged = newServer.map { $0 != oldServer } ?? false
+        if serverChanged { server = newServer }
+        if changed.contains(.logLevel) { logLevel = Logger.Level(new.logging.level) }
+        if changed.contains(.alwaysOn) { alwaysOn = new.sensor.alwaysOn }
+        // Whole sections first, then single keys.
+        let names = appliedNames.filter { $0.0 != .server || serverChanged }.map(\.1)
+        applied = names.filter { !$0.contains(".") } + names.filter { $0.contains(".") }
     }
 }
 

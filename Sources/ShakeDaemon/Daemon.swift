@@ -81,7 +81,8 @@ public final class Daemon: Sendable {
         switch sensor.source {
         case .iio(let uri):
             let backend = LibIIOBackend(uri: uri)
-            let sourceConfiguration = SensorSource.Configuration(request: sensor.device, rate: sensor.rate)
+            let sourceConfiguration = SensorSource.Configuration(
+                request: sensor.device, rate: sensor.rate, range: sensor.range)
             // A local sensor is looked up before the socket serves (see `run`).
             if uri == nil { localSensor = (backend, sourceConfiguration) } else { localSensor = nil }
             input = .capture(
@@ -214,7 +215,7 @@ public final class Daemon: Sendable {
         logger.info(
             "stopped",
             metadata: [
-                "samples": "\(counters.samples)", "invalid": "\(counters.invalid)",
+                "samples": "\(counters.samples)", "invalid_samples": "\(counters.invalid)",
                 "discontinuities": "\(counters.discontinuities)", "began": "\(counters.began)",
                 "ended": "\(counters.ended)", "cancelled": "\(counters.cancelled)",
             ])

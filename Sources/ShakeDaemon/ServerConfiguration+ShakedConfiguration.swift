@@ -7,17 +7,7 @@ extension ServerConfiguration {
     /// since the file was read) allow nobody; root is always allowed.
     public init(_ configuration: ShakedConfiguration, accounts: AccountResolver = .system) {
         self.init()
-        let clients = configuration.clients
-        maxClients = clients.maxClients
-        queueLimit = clients.queueLimit
-        dropLimit = clients.dropLimit
-        maxLineLength = clients.maxLineLength
-        maxBadLines = clients.maxBadLines
-        replayCapacity = clients.replayCapacity
-        maxClientsPerUser = clients.maxClientsPerUser
-        reservedClients = clients.reservedClients
-        clientBuffer = clients.clientBuffer
-        totalBuffer = clients.totalBuffer
+        clients = configuration.clients
         access.subscribe = PeerRule(configuration.access.subscribe, accounts: accounts)
         access.samples = PeerRule(configuration.access.samples, accounts: accounts)
         access.simulate = PeerRule(configuration.access.simulate, accounts: accounts)

@@ -1,36 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-/// How the server listens and treats its clients.
+public import ShakeProtocol
+
+/// How the server listens and treats its clients: the configuration's `clients:` limits (read through, as
+/// `configuration.maxClients`) and the access rules.
+@dynamicMemberLookup
 public struct ServerConfiguration: Sendable, Hashable {
-    /// Most clients connected at once; more are refused with an error line.
-    public var maxClients = 2048
-    /// Messages buffered for a client that does not read; past this the oldest are dropped (and counted).
-    public var queueLimit = 256
-    /// Dropped messages after which a client that does not read is disconnected.
-    public var dropLimit = 4096
-    /// The longest request line, in bytes.
-    public var maxLineLength = 4096
-    /// Bad lines (not JSON, unknown requests...) a client may send before it is disconnected.
-    public var maxBadLines = 20
-    /// Recent events kept for `replay`.
-    public var replayCapacity = 1024
-    /// Most connections one user (uid) may hold at once; root is not limited.
-    public var maxClientsPerUser = 256
-    /// Connection slots (out of ``maxClients``) kept for root and the admin accounts.
-    public var reservedClients = 32
-    /// Bytes the daemon holds for one client that does not read (answers and events waiting, and what the
-    /// kernel has not taken yet); past it events to it are dropped and its requests are not read.
-    public var clientBuffer = 64 * 1024
-    /// Bytes the daemon holds for all clients together; past it, clients that are owed anything get no more
-    /// events and have their requests left unread, until the total is back under three quarters of it.
-    public var totalBuffer = 16 * 1024 * 1024
+    /// What clients may cost.
+    public var clients = ClientLimits()
     /// Who may do what.
     public var access = AccessPolicy()
 
     public init() {}
 
+    public subscript<Value>(dynamicMember limit: WritableKeyPath<ClientLimits, Value>) -> Value {
+        get { clients[keyPath: limit] }
+        set { clients[keyPath: limit] = newValue }
+    }
+
     /// Who gets a connection slot.
     public var slots: ClientSlots {
-        ClientSlots(maxClients: maxClients, maxPerUser: maxClientsPerUser, reserved: reservedClients)
+        ClientSlots(
+            maxClients: clients.maxClients, maxPerUser: clients.maxClientsPerUser, reserved: clients.reservedClients)
     }
 }
 

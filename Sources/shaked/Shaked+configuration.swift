@@ -101,6 +101,7 @@ extension Shaked {
         let path = file ?? config
         do {
             let layered = try layeredConfiguration(path: path ?? configPath)
+            let defaults = ShakedConfiguration()
             var lines: [String] = []
             if layered.files.isEmpty {
                 lines.append("no configuration file at \(Self.defaultConfigPath): the built-in defaults apply")
@@ -108,6 +109,14 @@ extension Shaked {
                 lines += layered.files.map { "\($0): valid" }
             }
             lines += ConfigurationSummary.lines(layered.configuration)
+            // Every key away from its default, as the schema shows it: a new key appears here by its row alone.
+            let changed = ShakedConfiguration.schema.keys.filter { $0.differs(layered.configuration, defaults) }
+            if !changed.isEmpty {
+                lines.append(
+                    "not default: "
+                        + changed.map { "\($0.path) \($0.value(layered.configuration) ?? "unset")" }.joined(
+                            separator: ", "))
+            }
             if layered.origins.isEmpty {
                 lines.append("every value is the default")
             } else {

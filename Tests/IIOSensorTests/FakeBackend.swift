@@ -138,7 +138,10 @@ final class FakeContext: IIOContextHandle {
         enum Outcome { case written, gone, busy, refused }
         let outcome = world.state.withLock { state -> Outcome in
             guard let index = state.devices.firstIndex(where: { $0.info.id == id }) else { return .gone }
-            if attribute == "current_timestamp_clock", state.enabled.contains(id) { return .busy }
+            // Like the kernel (kxcjk-1013 among others), no new clock or scale while the buffer runs.
+            if attribute == "current_timestamp_clock" || attribute == "in_accel_scale", state.enabled.contains(id) {
+                return .busy
+            }
             if state.devices[index].refusedWrites.contains(attribute) { return .refused }
             state.devices[index].values[attribute] = value
             state.written.append("\(id)/\(attribute)=\(value)")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import ShakeConfig
 import ShakeTestSupport
 import Testing
 
@@ -109,6 +110,17 @@ struct ManPageTests {
         }
         #expect(checked >= 30)
     }
+
+    /// Every key of each configuration's schema is documented in its man page under its section, with the
+    /// default the program has and its range, and shown in the shipped file.
+    @Test func theConfigurationPagesDocumentEveryKeyOfTheSchema() throws {
+        try ManPages.checkSchema(
+            ShakedConfiguration.schema, defaults: ShakedConfiguration(), page: "shaked.yaml.5",
+            shipped: "config/shaked.yaml")
+        try ManPages.checkSchema(
+            MQTTConfiguration.schema, defaults: MQTTConfiguration(), page: "shaked-mqtt.yaml.5",
+            shipped: "config/mqtt.yaml")
+    }
 }
 
 enum ManPages {
@@ -141,6 +153,48 @@ enum ManPages {
         help.split(separator: "\n").compactMap { line in
             line.firstMatch(of: /^  (--[a-z][a-z-]*)/).map { String($0.1) }
         }.filter { $0 != "--help" }
+    }
+
+    /// Every key of `schema` is documented in `page` under its section (with the default in `defaults` and its
+    /// range of numbers, `1...10000` written `1 to 10000`) and shown in the `shipped` file. Detector parameters
+    /// default to the preset's values; lists are not compared.
+    static func checkSchema<Configuration>(
+        _ schema: ConfigSchema<Configuration>, defaults: Configuration, page name: String, shipped path: String
+    ) throws {
+        let shipped = try String(contentsOf: Fixtures.repository.appendingPathComponent(path), encoding: .utf8)
+        let page = try render(name)
+        for section in schema.sections {
+            let body = try #require(subsection(section, of: page), "\(name) has no \(section) section")
+            for key in schema.keys(in: section) {
+                let entry = body.split(separator: "\n").first { line in
+                    let words = line.trimmingCharacters(in: .whitespaces)
+                    return words.hasPrefix("\(key.name) ") || words == key.name
+                }
+                #expect(entry != nil, "\(name) does not document \(key.path)")
+                if key.range.contains("..."), let entry {
+                    let range = key.range.replacingOccurrences(of: "...", with: " to ")
+                    #expect(entry.contains(range), "\(name): \(key.path) should give the range \(range)")
+                }
+                #expect(
+                    shipped.contains("\n  # \(key.name): ") || shipped.contains("\n  \(key.name): "),
+                    "\(path) does not show \(key.path)")
+                guard key.section != "detector" || key.name == "sensitivity", let value = key.value(defaults),
+                    !value.hasPrefix("[")
+                else { continue }
+                #expect(
+                    body.contains("\(key.name) (default \(value)") || body.contains("\(key.name) (\(value);")
+                        || body.contains("\(key.name) (default \"\(value)\")"),
+                    "\(name): \(key.path) should show the default \(value)")
+            }
+        }
+    }
+
+    /// The text of one `.SS` subsection of a rendered page (indented three spaces), up to the next heading.
+    static func subsection(_ name: String, of rendered: String) -> String? {
+        guard let start = rendered.range(of: "\n   \(name)\n") else { return nil }
+        let rest = rendered[start.upperBound...]
+        let end = rest.firstMatch(of: /\n(   )?[A-Za-z][A-Za-z_ ]*\n/)?.range.lowerBound ?? rest.endIndex
+        return "\n" + String(rest[..<end])
     }
 
     /// The text of one `.SH` section of a rendered page, up to the next heading.

@@ -346,6 +346,8 @@ struct CheckConfigTests {
         #expect(out.contains("  detector.sensitivity: \(main):2\n"), "\(out)")
         #expect(out.contains("  sensor.rate:          \(main).d/10-rate.yaml:2\n"), "\(out)")
         #expect(out.contains("  logging.level:        the command line (--log-level)\n"), "\(out)")
+        #expect(
+            out.contains("not default: sensor.rate 200, detector.sensitivity hard, logging.level debug\n"), "\(out)")
     }
 
     @Test func reportsEveryProblemNotOnlyTheFirst() throws {

@@ -19,6 +19,27 @@ struct ConfigFuzzRegressionTests {
         }
     }
 
+    /// Nesting by indentation has the same limit as the rest (64 levels), however narrow the indentation.
+    @Test func deepBlockNestingHasTheSameLimit() {
+        func nested(_ levels: Int) -> String {
+            (0..<levels).map { String(repeating: " ", count: $0 * 2) + "a:\n" }.joined()
+                + String(
+                    repeating: " ", count: levels * 2) + "b: 1\n"
+        }
+        do {
+            _ = try ConfigLoader.parse(nested(70), source: "deep.yaml")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.contains("nested too deeply"), "\(error)")
+        }
+        do {
+            _ = try ConfigLoader.parse(nested(60), source: "deep.yaml")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.contains("a: unknown section"), "\(error)")
+        }
+    }
+
     @Test(arguments: [
         (String(repeating: "[", count: 20_000) + String(repeating: "]", count: 20_000), "nested more than 64"),
         (String(repeating: "{a: ", count: 5_000) + "1" + String(repeating: "}", count: 5_000), "nested more than 64"),

@@ -19,8 +19,8 @@ struct ConfigurationChangeTests {
     }
 
     /// The server's limits when no file sets them are the `clients:` section's defaults (which the shipped
-    /// config/shaked.yaml shows): the two are written in two modules, and a daemon started without a file must
-    /// not differ from one started with the shipped file.
+    /// config/shaked.yaml shows): a daemon started without a file must not differ from one started with the
+    /// shipped file.
     @Test func theServersDefaultsAreTheConfigurationFilesDefaults() {
         let resolver = AccountResolver(user: { _ in nil }, group: { _ in nil })
         var fromFile = ServerConfiguration(ShakedConfiguration(), accounts: resolver)
@@ -91,6 +91,16 @@ struct ConfigurationChangeTests {
         // The running configuration already has the new rate; the daemon still samples at the old one.
         let again = ConfigurationChange(from: reloaded, to: reloaded, started: started, oldServer: nil, newServer: nil)
         #expect(again.needsRestart == ["sensor.rate"])
+    }
+
+    @Test func theRangeWaitsForARestartAndTheDBusModeToo() {
+        let wider = change {
+            $0.sensor.range = .atLeast(8)
+            $0.dbus.mode = .off
+            $0.sensor.followSession = false
+        }
+        #expect(wider.needsRestart == ["sensor.follow_session", "sensor.range", "dbus"])
+        #expect(wider.applied.isEmpty)
     }
 }
 

@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 HID_QUANTUM = 9.80665e-3  # m/s² per count: milli-g, the feeder's unit exponent -3
-KXCJK_QUANTUM = 0.038326  # the ±8 g range the guest selects
+KXCJK_QUANTUM = 0.019163  # the ±4 g range sensor.range: auto selects (the guest reports the one in force)
 
 # scenario: trace, device, what else to check
 SCENARIOS = {
@@ -335,7 +335,18 @@ def check(name, s, spec, args, tmp):
     rows = read_trace(os.path.join(args.traces, spec["trace"]))
     t0 = rows[0][0]
     kxcjk = spec.get("device") == "kxcjk"
-    quantum = KXCJK_QUANTUM if kxcjk else HID_QUANTUM
+    quantum = HID_QUANTUM
+    if kxcjk:
+        # The range the daemon set while capturing, and the boot range put back after it.
+        info = s["info"]
+        quantum = float(info.get("scale_capture") or KXCJK_QUANTUM)
+        if info.get("scale_capture") != "0.019163":
+            problems.append("captured at scale %s, expected 0.019163 (±4 g)" % info.get("scale_capture"))
+        if info.get("scale_after") != info.get("scale_boot"):
+            problems.append("the scale after capture is %s, not the boot scale %s" % (
+                info.get("scale_after"), info.get("scale_boot")))
+        notes.append("scale %s at boot, %s while capturing, %s after" % (
+            info.get("scale_boot"), info.get("scale_capture"), info.get("scale_after")))
     q = quantized(rows, quantum, 2047 if kxcjk else None)
     interval = (rows[-1][0] - rows[0][0]) / (len(rows) - 1)
     starts = feeder_times(s, "start")

@@ -189,14 +189,18 @@ kxcjk() {
     /bin/i2c-accel --bus "$bus" --init
     echo kxcjk1013 0x0e >/sys/bus/i2c/devices/i2c-$bus/new_device
     dev=$(find_device kxcjk1013 10) || say "$name info no_device"
-    echo 0.038326 >$dev/in_accel_scale || say "$name info scale_failed"
-    say "$name info scale=$(cat $dev/in_accel_scale) available=$(cat $dev/in_accel_scale_available | tr ' ' ,)"
+    # The chip boots at ±2 g, which the trace's 3.9 g turns exceed: the daemon (sensor.range: auto) sets ±4 g
+    # while it captures and puts the boot scale back when it stops. The feeder writes counts of the scale in force.
+    say "$name info scale_boot=$(cat $dev/in_accel_scale) available=$(cat $dev/in_accel_scale_available | tr ' ' ,)"
     start_daemon
     wait_line /tmp/$name.log "capturing from" 30 || say "$name info capture_timeout"
+    scale=$(cat $dev/in_accel_scale)
+    say "$name info scale_capture=$scale"
     sleep 1
-    /bin/i2c-accel --bus "$bus" /traces/$trace >/tmp/$name.feeder 2>&1
+    /bin/i2c-accel --bus "$bus" --scale "$scale" /traces/$trace >/tmp/$name.feeder 2>&1
     sleep 1
     stop_daemon
+    say "$name info scale_after=$(cat $dev/in_accel_scale)"
     # The accelerometer goes with the scenario: a later one must find only its own sensor.
     echo 0x0e >/sys/bus/i2c/devices/i2c-$bus/delete_device || say "$name info delete_failed"
     report
