@@ -317,7 +317,7 @@ public final class SensorSource {
                 return .stopped
             case .nothing:
                 continue
-            case .samples(let samples):
+            case .samples(let samples), .broken(before: let samples, reason: _, after: _):
                 delivered = true
                 if !receiving {
                     receiving = true
@@ -326,6 +326,12 @@ public final class SensorSource {
                 silentNoticed = false
                 for sample in samples {
                     onSample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration)))
+                }
+                if case .broken(_, let reason, let after) = read {
+                    onBreak(reason)
+                    for sample in after {
+                        onSample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration)))
+                    }
                 }
             }
         }
