@@ -502,6 +502,17 @@ def check_suspend(s, problems, notes):
             problems.append("the %s suspend did not sleep (%.1f s on the boot-time clock, %.1f s monotonic)"
                             % (sleep, boottime, monotonic))
         notes.append("%s sleep %.1f s (%.1f s of it on the monotonic clock)" % (sleep, boottime, monotonic))
+    # The cut shake ends at the last scan before the second sleep, not after it: the feeder's stall (the row due
+    # when the guest froze) began at MONO - GAP of its "resumed" line.
+    stalls = []
+    for line in s["feeder"]:
+        m = re.match(r"uhid-accel: resumed ([0-9.]+) ([0-9.]+)", line)
+        if m and float(m.group(2)) > 1:
+            stalls.append(float(m.group(1)) - float(m.group(2)))
+    cut = [e for e in s["events"] if label(e) == "cancelled(interrupted)"]
+    if len(stalls) == 2 and cut and cut[0]["time"] > stalls[1] + 0.05:
+        problems.append("the cut shake was cancelled at %.3f s, after the guest froze at %.3f s"
+                        % (cut[0]["time"], stalls[1]))
     capturing = [line for line in s["log"] if "capturing from the sensor" in line]
     if len(capturing) != 1 or "buffered" not in capturing[0]:
         problems.append("capture started %d times (expected once, buffered): %s" % (len(capturing), capturing))
