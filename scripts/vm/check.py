@@ -498,7 +498,8 @@ def check_suspend(s, problems, notes):
         except (KeyError, ValueError):
             problems.append("no figures for the %s suspend" % sleep)
             continue
-        if boottime - monotonic < 1.5:
+        # (the host wakes the guest 2 s after QEMU says it is suspended; the kernel's clocks see 1.5 s or more)
+        if boottime - monotonic < 1:
             problems.append("the %s suspend did not sleep (%.1f s on the boot-time clock, %.1f s monotonic)"
                             % (sleep, boottime, monotonic))
         notes.append("%s sleep %.1f s (%.1f s of it on the monotonic clock)" % (sleep, boottime, monotonic))
