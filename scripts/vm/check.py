@@ -521,7 +521,7 @@ def check_suspend(s, problems, notes):
     printed = [(label(e), round(e.get("time", 0), 3)) for e in s["events"]]
     if heard != printed:
         problems.append("the subscriber got %s, the daemon printed %s" % (heard, printed))
-    jumps = sum(1 for line in s["log"] if "jumped ahead between two scans" in line)
+    jumps = sum(1 for line in s["log"] if "[IIOSensor] the timestamps jumped ahead" in line)
     notes.append("%d events to the subscriber, %d timestamp jumps logged" % (len(heard), jumps))
 
 
