@@ -148,7 +148,7 @@ if [[ ,$scenarios, == *,iiod* || $scenarios == all ]]; then
     mkdir -p "$stage$(dirname "$lib")"
     cp -L "$lib" "$stage$lib"
   done
-  ln -sf /bin/iiod "$stage/usr/sbin/iiod" 2>/dev/null || { mkdir -p "$stage/usr/sbin" && ln -sf /bin/iiod "$stage/usr/sbin/iiod"; }
+  mkdir -p "$stage/usr/sbin" && ln -sf /bin/iiod "$stage/usr/sbin/iiod"
 fi
 initrd=$cache/initrd.cpio
 (cd "$stage" && find . | cpio -o -H newc --quiet >"$initrd")
