@@ -25,8 +25,12 @@ public final class BufferedDriver: SensorDriver {
     private var decoder: ScanDecoder
     private var clock: SampleClock
     private let monotonic: @Sendable () -> Double
+    /// How far the boot-time clock is ahead of the monotonic one: it grows by the time the system sleeps.
+    private let asleep: @Sendable () -> Double
     private let logger: Logger
     private var lastData: Double
+    /// ``asleep`` at the last data (or the last sleep noticed).
+    private var asleepAtData: Double
     /// The time of the last scan (seconds, monotonic), to notice the sensor's clock jumping.
     private var lastTimestamp: Double?
     /// The clock the kernel stamps scans with, when it is not the monotonic one and the device would not
@@ -46,13 +50,16 @@ public final class BufferedDriver: SensorDriver {
     /// and timestamp elements and the buffer.
     /// - Parameter paced: sleep a read's worth of scans between reads (the daemon); false waits on the buffer
     ///   at once (tests with a simulated clock).
+    /// - Parameter asleep: seconds the system has slept since boot (the boot-time clock less the monotonic one).
     /// - Throws: ``SensorFailure/failed(_:)`` when the buffer cannot be started.
     public init(
         accelerometer: Accelerometer, context: any IIOContextHandle, rate: Double, logger: Logger,
-        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds, paced: Bool = true
+        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds, paced: Bool = true,
+        asleep: @escaping @Sendable () -> Double = BufferedDriver.secondsAsleep
     ) throws(SensorFailure) {
         self.accelerometer = accelerometer
         self.monotonic = monotonic
+        self.asleep = asleep
         self.logger = logger
         jumpLimit = rate > 0 ? max(1, 5 / rate) : 1
         var details: [String] = []
@@ -101,6 +108,7 @@ public final class BufferedDriver: SensorDriver {
         decoder = ScanDecoder(layout: layout)
         clock = SampleClock(rate: rate)
         lastData = monotonic()
+        asleepAtData = asleep()
         if let timestampClock {
             details.append("timestamps (\(timestampClock.name), moved onto the monotonic clock)")
         } else {
@@ -115,12 +123,20 @@ public final class BufferedDriver: SensorDriver {
     }
 
     public func next(wakeup: Wakeup) throws(SensorFailure) -> DriverRead {
-        if let readInterval, let lastRead {
+        // (a remote buffer's blocking read paces itself: sleeping before it would let scans pile up at iiod)
+        if let readInterval, let lastRead, !buffer.readsBlock {
             let remaining = ContinuousClock.now.duration(to: lastRead + readInterval)
             if remaining > .zero, wakeup.sleep(for: remaining) { return .stopped }
             // A read's worth of time has passed: take what is there (non-blocking), without waiting for the
             // watermark — a poll would wake at every scan still to come.
             if let read = deliver(try readBuffer()) { return read }
+        }
+        if buffer.readsBlock {
+            // A remote buffer (iiod): the read itself waits for a read's worth of scans, bounded by the
+            // context's timeout, past which it fails and the capture connects again.
+            if wakeup.isSignalled { return .stopped }
+            if let read = deliver(try readBuffer()) { return read }
+            return try checkSilence()
         }
         let outcome = buffer.wait(timeout: .milliseconds(250), wakeup: wakeup)
         switch outcome {
@@ -156,47 +172,108 @@ public final class BufferedDriver: SensorDriver {
         lastRead = ContinuousClock.now
         let now = monotonic()
         lastData = now
-        return .samples(samples(from: scans, arrival: now))
+        let sleptSince = noteSleep()
+        let previousTimestamp = lastTimestamp
+        let (samples, jump) = samples(from: scans, arrival: now)
+        if let jump, let reason = jump.continuity.reason {
+            return .broken(before: Array(samples[..<jump.index]), reason: reason, after: Array(samples[jump.index...]))
+        }
+        if sleptSince {
+            // The system slept since the last data, and the timestamps did not leap past the limit: the break
+            // goes where they step furthest (scans from before the sleep may still have been in the buffer).
+            let index = Self.widestStep(samples.map(\.time), after: previousTimestamp)
+            return .broken(
+                before: Array(samples[..<index]), reason: Self.sleptReason, after: Array(samples[index...]))
+        }
+        return .samples(samples)
+    }
+
+    static let sleptReason = "the system slept"
+
+    /// Whether the system slept since the last data (or the last sleep noticed), logged once.
+    private func noteSleep() -> Bool {
+        let now = asleep()
+        let slept = now - asleepAtData
+        asleepAtData = now
+        guard slept >= BufferSilence.sleepThreshold else { return false }
+        logger.info(
+            "the system slept; the sensor's stream starts again",
+            metadata: [
+                "device": "\(accelerometer.id)", "seconds": "\(DecimalText.format((slept * 10).rounded() / 10))",
+            ])
+        return true
+    }
+
+    /// The index of the sample after the widest step between consecutive times (the first's from `previous`).
+    static func widestStep(_ times: [Double], after previous: Double?) -> Int {
+        var best = 0
+        var widest = previous.map { (times.first ?? $0) - $0 } ?? -Double.infinity
+        for index in times.indices.dropFirst() where times[index] - times[index - 1] > widest {
+            widest = times[index] - times[index - 1]
+            best = index
+        }
+        return best
     }
 
     private func checkSilence() throws(SensorFailure) -> DriverRead {
         let silent = monotonic() - lastData
-        if silent >= Self.silenceLimit { throw .silent(seconds: silent) }
-        return .nothing
+        switch BufferSilence.judge(silent: silent, slept: asleep() - asleepAtData, limit: Self.silenceLimit) {
+        case .waiting:
+            return .nothing
+        case .slept:
+            // Not the buffer's fault: the stream breaks, and its silence counts from now.
+            _ = noteSleep()
+            lastData = monotonic()
+            return .broken(before: [], reason: Self.sleptReason, after: [])
+        case .silent(let seconds):
+            throw .silent(seconds: seconds)
+        }
     }
 
     /// Scales the scans and gives them times: the kernel's timestamps when enabled, the sample clock otherwise.
-    func samples(from scans: [RawScan], arrival: Double) -> [Sample] {
+    /// - Returns: the samples, and where their timestamps last leapt (a break in the stream before that sample),
+    ///   if they did.
+    func samples(from scans: [RawScan], arrival: Double) -> ([Sample], (index: Int, continuity: ScanContinuity)?) {
         let scaling = accelerometer.scaling
         if scans.allSatisfy({ $0.timestamp != nil }) {
             let offset = timestampClock?.offsetFromMonotonic() ?? 0
-            return scans.map { scan in
+            var jump: (index: Int, continuity: ScanContinuity)?
+            let samples = scans.enumerated().map { index, scan in
                 let time = Double(scan.timestamp!) / 1e9 - offset
-                if let lastTimestamp { noteClockJump(from: lastTimestamp, to: time, at: arrival) }
+                if let lastTimestamp {
+                    let continuity = ScanContinuity.between(previous: lastTimestamp, current: time, limit: jumpLimit)
+                    if continuity.breaksStream {
+                        noteClockJump(continuity, at: arrival)
+                        jump = (index, continuity)
+                    }
+                }
                 lastTimestamp = time
                 return Sample(time: time, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
             }
+            return (samples, jump)
         }
         let times = clock.times(count: scans.count, arrival: arrival)
-        return zip(scans, times).map { scan, time in
+        let samples = zip(scans, times).map { scan, time in
             Sample(time: time, acceleration: scaling.apply(x: scan.x, y: scan.y, z: scan.z))
         }
+        return (samples, nil)
     }
 
     /// Logs the sensor's clock going back, or leaping ahead, between two scans (a suspend and resume, or the
-    /// clock being set): the detector sees a break in the stream there, and the log says why. A warning at most
-    /// every ten seconds, the rest at debug level, so that a sensor whose clock misbehaves does not flood it.
-    private func noteClockJump(from previous: Double, to current: Double, at now: Double) {
-        let seconds = current - previous
-        guard seconds < 0 || seconds > jumpLimit else { return }
-        let magnitude = abs(seconds)
+    /// clock being set): the capture breaks the stream there (a shake in progress is interrupted), and the log
+    /// says why. A warning at most every ten seconds, the rest at debug level, so that a sensor whose clock
+    /// misbehaves does not flood it.
+    private func noteClockJump(_ continuity: ScanContinuity, at now: Double) {
+        let magnitude = continuity.seconds
+        var wentBack = false
+        if case .wentBack = continuity { wentBack = true }
         let size = DecimalText.format(
             magnitude >= 1 ? (magnitude * 10).rounded() / 10 : (magnitude * 1000).rounded() / 1000)
         let level: Logger.Level = now - lastJumpWarning >= 10 ? .warning : .debug
         if level == .warning { lastJumpWarning = now }
         logger.log(
             level: level,
-            seconds < 0
+            wentBack
                 ? "the timestamps went back between two scans (a clock step)"
                 : "the timestamps jumped ahead between two scans (a suspend and resume, a clock step or lost data)",
             metadata: ["device": "\(accelerometer.id)", "seconds": "\(size)"])
@@ -208,6 +285,15 @@ public final class BufferedDriver: SensorDriver {
 }
 
 extension BufferedDriver {
+    /// Seconds the system has slept since boot: the boot-time clock less the monotonic one.
+    public static let secondsAsleep: @Sendable () -> Double = {
+        var boot = timespec()
+        var monotonic = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &boot)
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        return Double(boot.tv_sec - monotonic.tv_sec) + Double(boot.tv_nsec - monotonic.tv_nsec) / 1e9
+    }
+
     /// The attribute that says which clock the kernel stamps a device's scans with (Linux 4.10 and later).
     static let clockAttribute = "current_timestamp_clock"
 

@@ -41,7 +41,7 @@ public protocol IIOContextHandle: AnyObject {
     /// Sets the device's trigger (by the trigger's id, `trigger0`), or clears it with nil.
     func setTrigger(device: String, trigger: String?) throws(IIOError)
     /// Enables exactly the given scan elements (by channel id: `accel_x`, `timestamp`) and starts a buffer of
-    /// `samples` scans, in non-blocking mode.
+    /// `samples` scans, in non-blocking mode where the backend has one (see ``IIOBufferHandle/readsBlock``).
     func openBuffer(device: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle
     /// udev's properties of the device (`ACCEL_MOUNT_MATRIX`, `ACCEL_LOCATION`), where the backend can see them.
     func udevProperties(device: String) -> [String: String]
@@ -69,6 +69,14 @@ public protocol IIOBufferHandle: AnyObject {
     func read() throws(IIOError) -> [UInt8]
     /// Stops the capture and frees the buffer. Idempotent.
     func close()
+    /// Whether ``wait(timeout:wakeup:)`` cannot be used and ``read()`` blocks instead until a read's worth of
+    /// scans has come (or the context's timeout has passed, which fails it): a remote buffer, through iiod, has
+    /// no file descriptor to poll and no non-blocking mode.
+    var readsBlock: Bool { get }
+}
+
+extension IIOBufferHandle {
+    public var readsBlock: Bool { false }
 }
 
 /// Why a wait returned.

@@ -37,7 +37,10 @@ public struct LibIIOBackend: IIOBackend {
 
     public func makeContext() throws(IIOError) -> any IIOContextHandle {
         let output = LibraryOutput(logger: logger)
-        let (context, code): (OpaquePointer?, Int32) = output.capture(during: "creating the IIO context") {
+        // (a failure is the source's to report, once: a remote context that cannot be had is tried every second)
+        let (context, code): (OpaquePointer?, Int32) = output.capture(
+            during: "creating the IIO context", errorsAreExpected: true
+        ) {
             errno = 0
             let context: OpaquePointer?
             if let uri, uri != "local:" {
@@ -216,7 +219,14 @@ final class LibIIOContext: IIOContextHandle {
             throw IIOError(code: code, operation: operation, reason: LibIIOBackend.describe(code))
         }
         let handle = LibIIOBuffer(buffer, context: self, device: id)
-        try check(Int(iio_buffer_set_blocking_mode(buffer, false)), operation)
+        let mode = iio_buffer_set_blocking_mode(buffer, false)
+        if mode == -ENOSYS {
+            // The network backend (iiod) has neither a non-blocking mode nor a descriptor to poll: its refill
+            // blocks until a read's worth of scans has come, bounded by the context's timeout.
+            handle.readsBlock = true
+        } else {
+            try check(Int(mode), operation)
+        }
         return handle
     }
 
@@ -282,6 +292,7 @@ final class LibIIOBuffer: IIOBufferHandle {
     private var buffer: OpaquePointer?
     private let context: LibIIOContext  // keeps the context alive while the buffer exists
     private let device: String
+    var readsBlock = false
 
     init(_ buffer: OpaquePointer, context: LibIIOContext, device: String) {
         self.buffer = buffer
@@ -313,7 +324,12 @@ final class LibIIOBuffer: IIOBufferHandle {
         guard let buffer else {
             throw IIOError(code: EBADF, operation: "reading the buffer of \(device)", reason: "closed")
         }
-        let result = iio_buffer_refill(buffer)
+        // A remote buffer's read is a request to iiod: libiio prints its own lines when the connection fails.
+        let result =
+            readsBlock
+            ? context.output.capture(during: "reading the buffer of \(device)", errorsAreExpected: true) {
+                iio_buffer_refill(buffer)
+            } : iio_buffer_refill(buffer)
         if result == -Int(EAGAIN) { return [] }
         if result < 0 {
             let code = Int32(-result)

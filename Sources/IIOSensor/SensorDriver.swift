@@ -22,6 +22,9 @@ public protocol SensorDriver: AnyObject {
 /// What a driver's wait produced.
 public enum DriverRead: Sendable, Hashable {
     case samples([Sample])
+    /// Samples with a break in the stream between them (the timestamps leapt: a suspend and resume, a clock
+    /// step): the capture reports the break after the samples before it, then goes on with the rest.
+    case broken(before: [Sample], reason: String, after: [Sample])
     /// Nothing yet; the driver is still waiting within its limits.
     case nothing
     /// The wakeup was signalled.

@@ -318,7 +318,7 @@ public final class SensorSource {
                 return .stopped
             case .nothing:
                 continue
-            case .samples(let samples):
+            case .samples(let samples), .broken(before: let samples, reason: _, after: _):
                 delivered = true
                 if !receiving {
                     receiving = true
@@ -327,6 +327,12 @@ public final class SensorSource {
                 silentNoticed = false
                 for sample in samples {
                     report(.sample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration))))
+                }
+                if case .broken(_, let reason, let after) = read {
+                    report(.broke(reason: reason))
+                    for sample in after {
+                        report(.sample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration))))
+                    }
                 }
             }
         }

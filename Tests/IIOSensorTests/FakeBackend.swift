@@ -18,6 +18,8 @@ final class FakeWorld: Sendable {
         var udev: [String: String] = [:]
         /// Attributes whose writes the device refuses (EINVAL), keeping their value.
         var refusedWrites: Set<String> = []
+        /// Read through iiod: its buffer has no descriptor to wait on, and a read blocks until data comes.
+        var remote = false
     }
 
     struct State: Sendable {
@@ -231,7 +233,8 @@ final class FakeContext: IIOContextHandle {
             return false
         }
         if busy { throw self.busy(id, "starting a buffer") }
-        return FakeBuffer(world: world, device: id)
+        let remote = world.state.withLock { state in state.devices.first { $0.info.id == id }?.remote ?? false }
+        return FakeBuffer(world: world, device: id, readsBlock: remote)
     }
 
     func udevProperties(device id: String) -> [String: String] {
@@ -242,10 +245,12 @@ final class FakeContext: IIOContextHandle {
 final class FakeBuffer: IIOBufferHandle {
     let world: FakeWorld
     let device: String
+    let readsBlock: Bool
 
-    init(world: FakeWorld, device: String) {
+    init(world: FakeWorld, device: String, readsBlock: Bool = false) {
         self.world = world
         self.device = device
+        self.readsBlock = readsBlock
     }
 
     private enum Next {
@@ -266,6 +271,8 @@ final class FakeBuffer: IIOBufferHandle {
 
     func wait(timeout: Duration, wakeup: Wakeup) -> WaitOutcome {
         if wakeup.isSignalled { return .stopped }
+        // libiio's network backend has no descriptor to poll (iio_buffer_get_poll_fd fails).
+        if readsBlock { return .failed }
         switch next() {
         case .data:
             world.advance(0.2)
@@ -279,6 +286,16 @@ final class FakeBuffer: IIOBufferHandle {
     }
 
     func read() throws(IIOError) -> [UInt8] {
+        if readsBlock {
+            // A blocking read waits for the data, or fails at the context's timeout.
+            switch next() {
+            case .data: world.advance(0.2)
+            case .vanished: break
+            case .silent:
+                world.advance(2)
+                throw IIOError(code: 110, operation: "reading the buffer of \(device)", reason: "Connection timed out")
+            }
+        }
         let bytes: [UInt8]? = world.state.withLock { state in
             guard let index = state.devices.firstIndex(where: { $0.info.id == device }) else { return nil }
             return state.devices[index].reads.isEmpty ? [] : state.devices[index].reads.removeFirst()

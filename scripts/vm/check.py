@@ -38,6 +38,9 @@ SCENARIOS = {
     "clock-mapped": dict(trace="shake-vertical-100hz.csv", mapped=True),
     "kxcjk": dict(trace="shake-horizontal-100hz.csv", device="kxcjk"),
     "key": dict(trace="shakes3.csv", ended=3, keys=True),
+    "suspend": dict(trace="shakes3.csv", suspend=True),
+    "iiod": dict(trace="shakes3.csv", ended=3, remote=True),
+    "iiod-vanish": dict(trace="shake-horizontal-100hz.csv", vanish_at=2.4, remote=True),
     "systemd": dict(trace="shakes3.csv", ended=3, systemd=True),
     "relay": dict(trace="relay.csv", ended=3, relay=True),
     "package": dict(trace="relay.csv", ended=3, package=True),
@@ -184,6 +187,13 @@ def parse(log_path):
                 s["log"].append(rest)
             elif kind == "keys":
                 s.setdefault("keys", []).append(rest)
+            elif kind == "listen":
+                try:
+                    event = json.loads(rest)
+                except ValueError:
+                    continue
+                if event.get("event") == "shake":
+                    s.setdefault("listen", []).append(event)
             elif kind == "shakectl":
                 s.setdefault("shakectl", []).append(rest)
             elif kind.startswith("monitor-"):
@@ -402,10 +412,13 @@ def check(name, s, spec, args, tmp):
             seen.add(i)
             first.append((t, i))
         lateness = max((t - (starts[0] + rows[i][0] - t0) for t, i in first), default=0.0)
-        if "vanish_at" not in spec and not spec.get("irregular"):
+        if "vanish_at" not in spec and not spec.get("irregular") and not spec.get("suspend"):
             input_differs = []
             compare(on_trace_clock(as_delivered), expected, 0.1, lambda p: 0.1 * p, input_differs, axis=False)
-    if spec.get("irregular"):
+    if spec.get("suspend"):
+        # The trace as recorded is not the input: the feeder held it while the guest slept.
+        check_suspend(s, problems, notes)
+    elif spec.get("irregular"):
         got = [label(e) for e in s["events"]]
         notes.append("%d shakes" % got.count("ended"))
         if got.count("ended") != spec["ended"] or any(g.startswith("cancelled") for g in got):
@@ -457,6 +470,8 @@ def check(name, s, spec, args, tmp):
                             % (info.get("journal_ended"), ended))
         notes.append("udev started the service, %d shakes to shakectl listen and in the journal, reload kept the "
                      "subscriber" % ended)
+    if spec.get("remote"):
+        check_remote(s, spec, problems, notes)
     if spec.get("wakeups"):
         info = s["info"]
         try:
@@ -472,6 +487,77 @@ def check(name, s, spec, args, tmp):
             if info.get("clock") != "monotonic":
                 problems.append("current_timestamp_clock is %s, expected monotonic" % info.get("clock"))
     return problems, notes
+
+
+# The suspend scenario: a sleep before the first of three shakes, and one 0.3 s before the end of the second.
+SUSPEND_EXPECTED = ["began", "ended", "began", "cancelled(interrupted)", "began", "ended"]
+
+
+def check_suspend(s, problems, notes):
+    """Two suspends to RAM under the daemon (guest-init.sh's suspend_scenario): the shake the second one cut is
+    cancelled `interrupted` rather than ended across the sleep, no `began` comes from the sleep, capture goes on
+    buffered without starting again, and the subscriber gets every event the daemon printed."""
+    info = s["info"]
+    got = [label(e) for e in s["events"]]
+    if got != SUSPEND_EXPECTED:
+        problems.append("events %s, expected %s" % (got, SUSPEND_EXPECTED))
+    for sleep in ("idle", "shaking"):
+        if "suspend_failed_" + sleep in info:
+            problems.append("the %s suspend failed" % sleep)
+        try:
+            boottime, monotonic = (float(v) for v in info["slept_" + sleep].split(":"))
+        except (KeyError, ValueError):
+            problems.append("no figures for the %s suspend" % sleep)
+            continue
+        # (the host wakes the guest 2 s after QEMU says it is suspended; the kernel's clocks see 1.5 s or more)
+        if boottime - monotonic < 1:
+            problems.append("the %s suspend did not sleep (%.1f s on the boot-time clock, %.1f s monotonic)"
+                            % (sleep, boottime, monotonic))
+        notes.append("%s sleep %.1f s (%.1f s of it on the monotonic clock)" % (sleep, boottime, monotonic))
+    # The cut shake ends at the last scan before the second sleep, not after it: the feeder's stall (the row due
+    # when the guest froze) began at MONO - GAP of its "resumed" line.
+    stalls = []
+    for line in s["feeder"]:
+        m = re.match(r"uhid-accel: resumed ([0-9.]+) ([0-9.]+)", line)
+        if m and float(m.group(2)) > 1:
+            stalls.append(float(m.group(1)) - float(m.group(2)))
+    cut = [e for e in s["events"] if label(e) == "cancelled(interrupted)"]
+    if len(stalls) == 2 and cut and cut[0]["time"] > stalls[1] + 0.05:
+        problems.append("the cut shake was cancelled at %.3f s, after the guest froze at %.3f s"
+                        % (cut[0]["time"], stalls[1]))
+    capturing = [line for line in s["log"] if "capturing from the sensor" in line]
+    if len(capturing) != 1 or "buffered" not in capturing[0]:
+        problems.append("capture started %d times (expected once, buffered): %s" % (len(capturing), capturing))
+    heard = [(label(e), round(e.get("time", 0), 3)) for e in s.get("listen", [])]
+    printed = [(label(e), round(e.get("time", 0), 3)) for e in s["events"]]
+    if heard != printed:
+        problems.append("the subscriber got %s, the daemon printed %s" % (heard, printed))
+    jumps = sum(1 for line in s["log"] if "[IIOSensor] the timestamps jumped ahead" in line)
+    notes.append("%d events to the subscriber, %d timestamp jumps logged" % (len(heard), jumps))
+
+
+def check_remote(s, spec, problems, notes):
+    """The daemon on the host reading the guest's sensor through iiod: buffered, and what it cost."""
+    info = s["info"]
+    if "host_daemon" not in info:
+        problems.append("the host's agent never started the daemon")
+        return
+    capturing = [line for line in s["log"] if "capturing from the sensor" in line]
+    if not capturing or not all("buffered" in line for line in capturing):
+        problems.append("not captured through the buffer: %s" % capturing[:3])
+    if any("polling" in line for line in capturing):
+        problems.append("the daemon polled: %s" % capturing[:3])
+    figures = []
+    if "cost_seconds" in info:
+        seconds = float(info["cost_seconds"])
+        figures.append("%.1f wake-ups/s, CPU %.2f %%" % (
+            int(info["cost_switches"]) / seconds, 100.0 * int(info["cost_ticks"]) / int(info["hz"]) / seconds))
+    if "delay_p50_ms" in info:
+        figures.append("delay from the deciding scan to the event on the host p50 %s ms, max %s ms (%s events)"
+                       % (info["delay_p50_ms"], info["delay_max_ms"], info["delay_n"]))
+    if "vanish_at" in spec:
+        figures.append("capture started %d times" % len(capturing))
+    notes.append("through iiod: " + ", ".join(figures or ["no figures"]))
 
 
 # What the daemon types for `shakectl key ctrl+z`, once a shake: KEY_LEFTCTRL down, KEY_Z down, KEY_Z up,

@@ -206,6 +206,112 @@ kxcjk() {
     report
 }
 
+# Waits until the feeder is $1 seconds into its trace: its start plus the gaps it went on after (--pause-idle).
+wait_trace() {
+    target=$(awk -v at="$1" '/uhid-accel: start/ { s = $3 } /uhid-accel: resumed/ { s += $4 } END { printf "%.3f", s + at }' /tmp/$name.feeder)
+    left=$(awk -v t="$target" -v n="$(mono)" 'BEGIN { d = t - n; printf "%.3f", (d > 0 ? d : 0) }')
+    sleep "$left"
+}
+
+# Suspends the guest to RAM (S3): the host's agent (scripts/vm/host-agent.py) sees the request on the console,
+# waits until QEMU says the guest is suspended, and wakes it with the monitor's system_wakeup $2 seconds later.
+# $1 names the sleep in the report: its length on the boot-time clock and what it took of the monotonic one.
+suspend_guest() {
+    say "$name host wake-after $2"
+    m0=$(mono) b0=$(uptime_s)
+    echo mem >/sys/power/state || say "$name info suspend_failed_$1=1"
+    m1=$(mono) b1=$(uptime_s)
+    say "$name info slept_$1=$(awk -v a="$b0" -v b="$b1" -v c="$m0" -v d="$m1" 'BEGIN { printf "%.2f:%.2f", b - a, d - c }')"
+}
+
+# A HID accelerometer playing trace $1 with --pause-idle under a daemon with a subscriber (shakectl listen on its
+# socket); the guest suspends to RAM twice: while idle (0.5 s into the trace, before the first shake) and 0.3 s
+# before the end of the second shake.
+suspend_scenario() {
+    say "$name begin $(uptime_s)"
+    [ -w /sys/power/mem_sleep ] && echo deep >/sys/power/mem_sleep 2>/dev/null
+    say "$name info power_state=$(tr ' ' , </sys/power/state) mem_sleep=$(tr ' ' , </sys/power/mem_sleep 2>/dev/null)"
+    /bin/uhid-accel --pause-idle --sent /tmp/$name.sent /traces/$1 >/tmp/$name.feeder 2>&1 &
+    fpid=$!
+    find_device accel_3d 30 >/dev/null || say "$name info no_device"
+    /usr/bin/shaked --socket /run/shaked.sock --print-events --log-level debug >/tmp/$name.events 2>/tmp/$name.log &
+    dpid=$!
+    wait_line /tmp/$name.log "listening" 30 || say "$name info capture_timeout"
+    /usr/bin/shakectl listen --json --socket /run/shaked.sock >/tmp/$name.listen 2>&1 &
+    lpid=$!
+    wait_line /tmp/$name.feeder "uhid-accel: start" 60 || say "$name info feeder_timeout"
+    wait_trace 0.5
+    suspend_guest idle 2
+    sleep 1
+    # (the second shake runs from 4.7 to 5.9 s)
+    wait_trace 5.6
+    suspend_guest shaking 2
+    wait_line /tmp/$name.feeder "uhid-accel: done" 120 || say "$name info feeder_timeout"
+    sleep 1
+    kill $lpid 2>/dev/null
+    wait $lpid 2>/dev/null
+    stop_daemon
+    kill $fpid 2>/dev/null
+    wait $fpid 2>/dev/null
+    while IFS= read -r line; do say "$name listen $line"; done </tmp/$name.listen
+    report
+}
+
+# A HID accelerometer served over the network by Debian's iiod (libiio 0.24), and the daemon on the HOST reading
+# it (--source iio:ip:127.0.0.1:PORT, QEMU's user networking forwarding a loopback port of the host to iiod's
+# 30431): the host's agent starts and stops the daemon when asked on the console, measures it and adds its
+# events and log to the report. $1: the trace; $vanish: the sensor vanishes 2.4 s into the trace and returns 3 s
+# later, iiod going away and coming back with it (iiod 0.24 has no hotplug).
+iiod_scenario() {
+    trace=$1
+    say "$name begin $(uptime_s)"
+    modprobe virtio_pci && modprobe virtio_net || say "$name info modprobe_failed"
+    i=0
+    while ! ip link show eth0 >/dev/null 2>&1 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    ip link set lo up
+    ip link set eth0 up
+    ip addr show eth0 | grep -q 10.0.2.15/ || ip addr add 10.0.2.15/24 dev eth0 || say "$name info no_network"
+    if [ -n "$vanish" ]; then
+        /bin/uhid-accel --sent /tmp/$name.sent --vanish-at 2.4 --return-after 3 /traces/$trace >/tmp/$name.feeder 2>&1 &
+    else
+        /bin/uhid-accel --sent /tmp/$name.sent /traces/$trace >/tmp/$name.feeder 2>&1 &
+    fi
+    fpid=$!
+    find_device accel_3d 30 >/dev/null || say "$name info no_device"
+    /usr/sbin/iiod >/tmp/$name.iiod 2>&1 &
+    ipid=$!
+    sleep 1
+    # The guest's monotonic clock, for the agent to place the daemon's events on its own (the added delay).
+    (while :; do say "$name clock $(mono)"; sleep 0.5; done) &
+    cpid=$!
+    say "$name host start-daemon"
+    wait_line /tmp/$name.feeder "uhid-accel: start" 60 || say "$name info feeder_timeout"
+    if [ -n "$vanish" ]; then
+        # (iiod 0.24 takes tens of seconds to end on SIGTERM with a client reading a device that has gone)
+        wait_line /tmp/$name.feeder "uhid-accel: vanished" 30 && kill -KILL $ipid
+        wait $ipid 2>/dev/null
+        say "$name info iiod_stopped=$(uptime_s)"
+        wait_line /tmp/$name.feeder "uhid-accel: returned" 30
+        /usr/sbin/iiod >>/tmp/$name.iiod 2>&1 &
+        ipid=$!
+        say "$name info iiod_started=$(uptime_s)"
+    else
+        sleep 2
+        say "$name host measure 5"
+    fi
+    wait_line /tmp/$name.feeder "uhid-accel: done" 120 || say "$name info feeder_timeout"
+    sleep 1
+    say "$name host stop-daemon"
+    sleep 3
+    kill $cpid $ipid $fpid 2>/dev/null
+    wait $cpid $ipid $fpid 2>/dev/null
+    : >/tmp/$name.events
+    : >/tmp/$name.log
+    while IFS= read -r line; do say "$name iiod $line"; done </tmp/$name.iiod
+    report
+    vanish=
+}
+
 for name in $(echo "$scenarios" | tr , ' '); do
     case "$name" in
     shake-horizontal) hid shake-horizontal-100hz.csv ;;
@@ -221,6 +327,9 @@ for name in $(echo "$scenarios" | tr , ' '); do
     clock-mapped) user=1 hid shake-vertical-100hz.csv ;;
     kxcjk) kxcjk shake-horizontal-100hz.csv ;;
     key) key shakes3.csv ;;
+    suspend) suspend_scenario shakes3.csv ;;
+    iiod) iiod_scenario shakes3.csv ;;
+    iiod-vanish) vanish=1 iiod_scenario shake-horizontal-100hz.csv ;;
     probe) ;; # boots and powers off: does this accelerator run the kernel?
     *) say "$name unknown" ;;
     esac

@@ -18,6 +18,9 @@
  *   --jitter MS       send each row up to MS milliseconds late (uniform)
  *   --seed N          randomness for the three above
  *   --wait-stream S   give up when nobody starts streaming within S seconds (default 60)
+ *   --pause-idle      hold the trace while the drivers do not ask for reports, and after a stall of more than
+ *                     0.1 s (the guest suspended, the feeder frozen) go on from the row due instead of sending the
+ *                     rows missed in a burst: the trace is delivered whole, with a gap (prints "resumed MONO GAP")
  *   --sent FILE       write a line per input report sent: "MONO ROW" (CLOCK_MONOTONIC seconds around the write,
  *                     the trace row it carried): the trace as the kernel received it
  * It prints, on standard output, "uhid-accel: start MONO" (CLOCK_MONOTONIC seconds at which the first row was
@@ -258,6 +261,7 @@ static void wait_stream(double limit) {
 
 int main(int argc, char **argv) {
     double vanish_at = -1, return_after = -1, hold = 2, repeat_p = 0, skip_p = 0, jitter_ms = 0, wait_limit = 60;
+    int pause_idle = 0;
     long seed = 1;
     const char *trace = NULL, *sent_path = NULL;
     for (int i = 1; i < argc; i++) {
@@ -271,6 +275,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--jitter")) target = &jitter_ms;
         else if (!strcmp(a, "--wait-stream")) target = &wait_limit;
         else if (!strcmp(a, "--seed") && i + 1 < argc) { seed = atol(argv[++i]); continue; }
+        else if (!strcmp(a, "--pause-idle")) { pause_idle = 1; continue; }
         else if (!strcmp(a, "--sent") && i + 1 < argc) { sent_path = argv[++i]; continue; }
         else if (a[0] != '-' && !trace) { trace = a; continue; }
         else { fprintf(stderr, "uhid-accel: bad argument %s\n", a); return 64; }
@@ -307,6 +312,15 @@ int main(int argc, char **argv) {
             }
             double due = start + offset + (jitter_ms > 0 ? uniform() * jitter_ms / 1000 : 0);
             serve_until(due);
+            if (pause_idle && (!streaming || now() - due > 0.1)) {
+                double stalled = now();
+                while (!streaming) serve_until(now() + 0.01);
+                double gap = now() - due;
+                start += gap;
+                due += gap;
+                printf("uhid-accel: resumed %.6f %.6f (idle from %.6f)\n", now(), gap, stalled);
+                fflush(stdout);
+            }
             if (now() - due > 0.005) late++;
             if (skip_p > 0 && uniform() < skip_p) { skipped++; continue; }
             set_row(i);

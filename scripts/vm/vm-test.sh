@@ -17,6 +17,10 @@ bin=${VM_BIN:-$root/.build/debug}
 scenarios=${VM_SCENARIOS:-all}
 timeout_s=${VM_TIMEOUT:-900}
 busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk,key"
+# Scenarios with a part on the host (scripts/vm/host-agent.py): a suspend to RAM woken by QEMU's monitor, and
+# the daemon on the host reading the guest's sensor through iiod.
+host_scenarios="suspend,iiod,iiod-vanish"
+busybox_scenarios="$busybox_scenarios,$host_scenarios"
 all_scenarios="$busybox_scenarios,systemd,relay"
 # The package scenario installs the Debian package make deb built (VM_DEB, default .build-deb/out): part of "all"
 # only where there is one.
@@ -108,7 +112,7 @@ cp "$root/scripts/vm/guest-init.sh" "$stage/init"
 chmod +x "$stage/init"
 echo "$busybox_scenarios" >"$stage/etc/vm-scenarios"
 cp "$traces"/*.csv "$stage/traces/"
-modules=(uhid hid-sensor-hub hid-sensor-accel-3d i2c-stub i2c-dev kxcjk-1013 uinput evdev)
+modules=(uhid hid-sensor-hub hid-sensor-accel-3d i2c-stub i2c-dev kxcjk-1013 uinput evdev virtio_pci virtio_net)
 moddir=$kernel_dir/root/lib/modules/$release
 mkdir -p "$stage/lib/modules/$release"
 cp "$moddir"/modules.{dep,alias,symbols,builtin,order} "$stage/lib/modules/$release/" 2>/dev/null || true
@@ -128,6 +132,24 @@ ldd "$bin/shaked" "$bin/shakectl" | awk '/=> \// { print $3 } /^\t\/lib/ { print
 done
 # Both /lib and /lib64 names for the dynamic loader, as on the host.
 [ -e "$stage/lib64/ld-linux-x86-64.so.2" ] || { mkdir -p "$stage/lib64" && cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib64/"; }
+# Debian's iiod (libiio 0.24) for the iiod scenarios, unpacked from its package with the libraries it links.
+if [[ ,$scenarios, == *,iiod* || $scenarios == all ]]; then
+  iiod_dir=$cache/iiod
+  if [ ! -x "$iiod_dir/root/usr/sbin/iiod" ]; then
+    rm -rf "$iiod_dir" && mkdir -p "$iiod_dir"
+    (cd "$iiod_dir" && apt-get download -q iiod libaio1 >/dev/null 2>&1) || skip "cannot download iiod"
+    for package in "$iiod_dir"/*.deb; do dpkg-deb -x "$package" "$iiod_dir/root"; done
+    rm -f "$iiod_dir"/*.deb
+  fi
+  cp "$iiod_dir/root/usr/sbin/iiod" "$stage/bin/"
+  LD_LIBRARY_PATH=$iiod_dir/root/lib/x86_64-linux-gnu ldd "$iiod_dir/root/usr/sbin/iiod" \
+    | awk '/=> \// { print $3 }' | sort -u | while read -r lib; do
+    [ -e "$stage$lib" ] && continue
+    mkdir -p "$stage$(dirname "$lib")"
+    cp -L "$lib" "$stage$lib"
+  done
+  mkdir -p "$stage/usr/sbin" && ln -sf /bin/iiod "$stage/usr/sbin/iiod"
+fi
 initrd=$cache/initrd.cpio
 (cd "$stage" && find . | cpio -o -H newc --quiet >"$initrd")
 prepared=$(date +%s)
@@ -149,13 +171,15 @@ guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx -e systemd -e relay -e pa
 log=$cache/serial.log
 : >"$log"
 
+qemu_extra=()  # more QEMU options for the next boot (default: no monitor)
 # Boots an initramfs; appends the serial console to $log. $1: initramfs, $2: memory (MiB), $3: command line.
 boot() {
-  local serial=$cache/serial-part.log status
+  local serial=$cache/serial-part.log status extra=("${qemu_extra[@]}")
+  [ ${#extra[@]} -gt 0 ] || extra=(-monitor none)
   set +e
   timeout "$timeout_s" qemu-system-x86_64 "${accel[@]}" -smp 2 -m "$2" -kernel "$vmlinuz" -initrd "$1" \
     -append "console=ttyS0 panic=-1 quiet loglevel=3 $3" \
-    -nographic -no-reboot -monitor none -serial "file:$serial" </dev/null >/dev/null 2>&1
+    -nographic -no-reboot "${extra[@]}" -serial "file:$serial" </dev/null >/dev/null 2>&1
   status=$?
   set -e
   cat "$serial" >>"$log"
@@ -168,7 +192,29 @@ boot() {
 
 if [ -n "$guest_scenarios" ]; then
   echo "vm: booting (${accel[*]}), scenarios: $guest_scenarios"
+  qemu_extra=()
+  agent=
+  if [[ ,$guest_scenarios, =~ ,(${host_scenarios//,/|}), ]]; then
+    # The host's side (scripts/vm/host-agent.py): QEMU's monitor on a socket (S3 suspend, system_wakeup) and a
+    # port of the host's loopback forwarded to the guest's iiod; restrict=on keeps the guest off every network.
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    rm -rf "$cache/host" && mkdir -p "$cache/host"
+    printf 'sensor:\n  relay: off\ndbus:\n  mode: off\n' >"$cache/host/shaked.yaml"
+    qemu_extra=(-monitor "unix:$cache/host/monitor.sock,server=on,wait=off" -global PIIX4_PM.disable_s3=0
+      -netdev "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:$port-:30431" -device virtio-net-pci,netdev=net0)
+    : >"$cache/serial-part.log"
+    python3 "$root/scripts/vm/host-agent.py" --serial "$cache/serial-part.log" --monitor "$cache/host/monitor.sock" \
+      --out "$cache/host/report.log" --stop "$cache/host/stop" --work "$cache/host" --shaked "$bin/shaked" \
+      --config "$cache/host/shaked.yaml" --port "$port" &
+    agent=$!
+  fi
   boot "$initrd" 1536 "shaked.scenarios=$guest_scenarios"
+  if [ -n "$agent" ]; then
+    touch "$cache/host/stop"
+    wait "$agent" || true
+    cat "$cache/host/report.log" >>"$log" 2>/dev/null || true
+  fi
+  qemu_extra=()
 fi
 
 # The minimal Debian image of the systemd, relay and package scenarios.
