@@ -24,7 +24,7 @@ busybox_scenarios="$busybox_scenarios,$host_scenarios"
 all_scenarios="$busybox_scenarios,systemd,relay"
 # The package scenario installs the Debian package make deb built (VM_DEB, default .build-deb/out): part of "all"
 # only where there is one.
-deb=${VM_DEB:-$(ls "$root"/.build-deb/out/shaked_*.deb 2>/dev/null | head -1)}
+deb=${VM_DEB:-$(ls "$root"/.build-deb/out/shaked_*.deb 2>/dev/null | head -1 || true)}
 [ -n "$deb" ] && [ -f "$deb" ] && all_scenarios="$all_scenarios,package"
 
 skip() {
