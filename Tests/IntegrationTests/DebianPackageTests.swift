@@ -149,6 +149,31 @@ struct DebianPackageTests {
         #expect(removal.contains("deb-systemd-invoke restart iio-sensor-proxy.service"), "\(removal)")
     }
 
+    /// An upgrade, as dpkg runs the scripts (the old package's prerm and postrm played by this one's): the socket
+    /// is neither stopped before the unpacking nor restarted after, so that it listens throughout and subscribers
+    /// reconnect to it at once; the daemon is restarted on the new binary only after it is unpacked. (Before,
+    /// the preinst stopped the service and the socket, which the service's Also= named, and the postinst restarted
+    /// the socket: no socket for as long as dpkg unpacked, and the daemon down with it.)
+    @Test func anUpgradeKeepsTheSocketAndRestartsTheDaemonAfterUnpacking() throws {
+        let package = try DebianPackage.built.get()
+        let control = try DebianPackage.extractControl(package)
+        // (A package without a preinst has nothing to run before unpacking.)
+        let upgrade = [
+            ("prerm", ["upgrade", "0.3.1"]), ("preinst", ["upgrade", "0.3.0"]),
+            ("postrm", ["upgrade", "0.3.1"]), ("postinst", ["configure", "0.3.0"]),
+        ].filter { FileManager.default.fileExists(atPath: "\(control)/\($0.0)") }
+        let calls = try DebianPackage.liveScripts(control, upgrade)
+        let invoked = calls.filter { $0.hasPrefix("deb-systemd-invoke") }
+        #expect(
+            !invoked.contains { $0.contains("shaked.socket") && !$0.hasPrefix("deb-systemd-invoke start") },
+            "the socket is stopped or restarted: \(invoked)")
+        let restarts = invoked.filter { $0 == "deb-systemd-invoke restart shaked.service" }
+        #expect(!restarts.isEmpty, "the daemon is not restarted: \(invoked)")
+        #expect(
+            !invoked.contains { $0.hasPrefix("deb-systemd-invoke stop") && $0.contains("shaked.service") }, "\(invoked)"
+        )
+    }
+
     @Test func installRemoveAndPurgeInAThrowawayRoot() throws {
         let package = try DebianPackage.built.get()
         let scratch = try Harness.scratch("deb-root")
