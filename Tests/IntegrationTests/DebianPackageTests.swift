@@ -122,6 +122,10 @@ struct DebianPackageTests {
         let reload = try #require(index("udevadm control --reload"), "\(calls)")
         let iio = try #require(index("udevadm trigger --action=change --subsystem-match=iio"), "\(calls)")
         #expect(modprobe < uinput && reload < uinput && reload < iio)
+        // dbus-daemon reads the bus policy again now that the user it names exists, before udev's events or the
+        // hand-over can start the daemon (which would be refused its name otherwise).
+        let busReload = try #require(index("deb-systemd-invoke reload dbus.service"), "\(calls)")
+        #expect(busReload < uinput && busReload < iio, "\(calls)")
         // The hand-over: iio-sensor-proxy lets go of the device before shaked starts (a connection to its socket
         // starts it), and comes back after.
         let stopProxy = try #require(index("deb-systemd-invoke stop iio-sensor-proxy.service"), "\(calls)")
