@@ -182,6 +182,7 @@ kill $observer 2>/dev/null
 while IFS= read -r line; do say "dbus $line"; done </tmp/dbus-example.out
 while IFS= read -r line; do say "dbus $line"; done </tmp/dbus-example.err
 while IFS= read -r line; do say "observer $line"; done </tmp/observer
+while IFS= read -r line; do say "feeder $line"; done </tmp/third-feeder
 while IFS= read -r line; do say "log busctl: $line"; done < <(cat /tmp/busctl /tmp/forge.err)
 
 # --- A Wayland session of the user on seat0 receives Ctrl+Z for each shake ---
@@ -202,10 +203,14 @@ CONF
     -p Environment=XDG_SESSION_TYPE=wayland -p Environment=WLR_BACKENDS=headless,libinput \
     -p Environment=WLR_RENDERER=pixman -p Environment=WLR_LIBINPUT_NO_DEVICES=1 \
     sway --config /tmp/sway.conf
-  if wait_for 600 grep -qs "enter" /tmp/wev.out; then
-    info "seat0_user=$(loginctl show-seat seat0 -p ActiveSession --value 2>/dev/null | xargs -r -I{} loginctl show-session {} -p Name --value)"
+  # sway is up when its Wayland socket is; the keyboard wev is given focus with may be the daemon's, made for
+  # the first subscriber that asks for a chord.
+  if wait_for 600 bash -c 'ls /run/user/*/wayland-* >/dev/null 2>&1' && {
     runuser -u tester -- shakectl key ctrl+z >/tmp/key.out 2>&1 &
     key=$!
+    wait_for 600 grep -qs "enter" /tmp/wev.out
+  }; then
+    info "seat0_user=$(loginctl show-seat seat0 -p ActiveSession --value 2>/dev/null | xargs -r -I{} loginctl show-session {} -p Name --value)"
     wait_for 300 grep -q "connected" /tmp/key.out
     sleep 2
     t0=$(uptime_s)
@@ -218,7 +223,10 @@ CONF
     while IFS= read -r line; do say "log key: $line"; done </tmp/key.out
   else
     info "wev_timeout=yes"
+    kill $key 2>/dev/null
   fi
+  ls -la /run/user/*/ 2>&1 | while IFS= read -r line; do say "log sway: $line"; done
+  while IFS= read -r line; do say "log wev: $line"; done < <(head -20 /tmp/wev.out 2>&1)
   loginctl list-sessions --no-legend | while IFS= read -r line; do say "log sessions: $line"; done
   systemctl status --no-pager sway-session.service 2>&1 | head -5 | while IFS= read -r line; do say "log sway: $line"; done
   journalctl -u sway-session.service -o cat --no-pager | tail -30 | while IFS= read -r line; do say "log sway: $line"; done

@@ -81,11 +81,14 @@ release=$(ls "$kernel_dir/root/lib/modules")
 vmlinuz=$kernel_dir/root/boot/vmlinuz-$release
 
 # The feeders and helpers, static so that they need nothing in the guest.
-mkdir -p "$cache/bin"
+# Rebuilt whenever the source differs from the one built (a copy is kept): a cache shared by checkouts of
+# different versions must not keep another checkout's feeder because its binary is newer than this source.
+mkdir -p "$cache/bin" "$cache/bin-source"
 for program in uhid-accel i2c-accel monotonic evdev-read; do
   source=$root/scripts/vm/$program.c
-  if [ ! -x "$cache/bin/$program" ] || [ "$source" -nt "$cache/bin/$program" ]; then
+  if [ ! -x "$cache/bin/$program" ] || ! cmp -s "$source" "$cache/bin-source/$program.c"; then
     gcc -O2 -Wall -Wextra -Werror -static -o "$cache/bin/$program" "$source" -lm
+    cp "$source" "$cache/bin-source/$program.c"
   fi
 done
 
