@@ -217,7 +217,7 @@ CONF
     shake_again 2 || info "key_feeder_timeout=yes"
     plays=2
     sleep 2
-    info "key_seconds=$(since "$t0") wev_ctrl_down=$(grep -c 'key: 37; state: 1' /tmp/wev.out) wev_z_down=$(grep -c 'key: 52; state: 1' /tmp/wev.out) wev_z_up=$(grep -c 'key: 52; state: 0' /tmp/wev.out) wev_ctrl_up=$(grep -c 'key: 37; state: 0' /tmp/wev.out) key_pressed=$(grep -c '^pressed' /tmp/key.out)"
+    info "key_seconds=$(since "$t0") wev_ctrl_down=$(grep -c 'key: 37; state: 1' /tmp/wev.out) wev_z_down=$(grep -c 'key: 52; state: 1' /tmp/wev.out) wev_z_up=$(grep -c 'key: 52; state: 0' /tmp/wev.out) wev_ctrl_up=$(grep -c 'key: 37; state: 0' /tmp/wev.out) key_pressed=$(grep -c ': pressed ' /tmp/key.out)"
     kill $key 2>/dev/null
     grep "key:" /tmp/wev.out | while IFS= read -r line; do say "wev $line"; done
     while IFS= read -r line; do say "log key: $line"; done </tmp/key.out
