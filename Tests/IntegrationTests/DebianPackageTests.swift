@@ -122,6 +122,10 @@ struct DebianPackageTests {
         let reload = try #require(index("udevadm control --reload"), "\(calls)")
         let iio = try #require(index("udevadm trigger --action=change --subsystem-match=iio"), "\(calls)")
         #expect(modprobe < uinput && reload < uinput && reload < iio)
+        // dbus-daemon reads the bus policy again now that the user it names exists, before udev's events or the
+        // hand-over can start the daemon (which would be refused its name otherwise).
+        let busReload = try #require(index("deb-systemd-invoke reload dbus.service"), "\(calls)")
+        #expect(busReload < uinput && busReload < iio, "\(calls)")
         // The hand-over: iio-sensor-proxy lets go of the device before shaked starts (a connection to its socket
         // starts it), and comes back after.
         let stopProxy = try #require(index("deb-systemd-invoke stop iio-sensor-proxy.service"), "\(calls)")
@@ -147,6 +151,31 @@ struct DebianPackageTests {
         #expect(removal.contains("udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput"))
         #expect(removal.contains("udevadm trigger --action=change --subsystem-match=iio"))
         #expect(removal.contains("deb-systemd-invoke restart iio-sensor-proxy.service"), "\(removal)")
+    }
+
+    /// An upgrade, as dpkg runs the scripts (the old package's prerm and postrm played by this one's): the socket
+    /// is neither stopped before the unpacking nor restarted after, so that it listens throughout and subscribers
+    /// reconnect to it at once; the daemon is restarted on the new binary only after it is unpacked. (Before,
+    /// the preinst stopped the service and the socket, which the service's Also= named, and the postinst restarted
+    /// the socket: no socket for as long as dpkg unpacked, and the daemon down with it.)
+    @Test func anUpgradeKeepsTheSocketAndRestartsTheDaemonAfterUnpacking() throws {
+        let package = try DebianPackage.built.get()
+        let control = try DebianPackage.extractControl(package)
+        // (A package without a preinst has nothing to run before unpacking.)
+        let upgrade = [
+            ("prerm", ["upgrade", "0.3.1"]), ("preinst", ["upgrade", "0.3.0"]),
+            ("postrm", ["upgrade", "0.3.1"]), ("postinst", ["configure", "0.3.0"]),
+        ].filter { FileManager.default.fileExists(atPath: "\(control)/\($0.0)") }
+        let calls = try DebianPackage.liveScripts(control, upgrade)
+        let invoked = calls.filter { $0.hasPrefix("deb-systemd-invoke") }
+        #expect(
+            !invoked.contains { $0.contains("shaked.socket") && !$0.hasPrefix("deb-systemd-invoke start") },
+            "the socket is stopped or restarted: \(invoked)")
+        let restarts = invoked.filter { $0 == "deb-systemd-invoke restart shaked.service" }
+        #expect(!restarts.isEmpty, "the daemon is not restarted: \(invoked)")
+        #expect(
+            !invoked.contains { $0.hasPrefix("deb-systemd-invoke stop") && $0.contains("shaked.service") }, "\(invoked)"
+        )
     }
 
     @Test func installRemoveAndPurgeInAThrowawayRoot() throws {

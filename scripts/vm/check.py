@@ -82,6 +82,30 @@ PACKAGE_EXPECTED = {
     "after_relay": "0",
     "after_proxy": "active",  # iio-sensor-proxy took the IIO device back
     "after_accel": "yes",
+    "bus_name_at_install": "yes",  # the daemon owns its D-Bus name when dpkg returns
+    # The D-Bus example, run by an unprivileged user in a login session, under the installed bus policy.
+    "dbus_example": "yes",
+    "dbus_sessions": "1",  # its logind session (follow_session: a claim captures only for a user with one)
+    "dbus_events": "6",  # three shakes, began and ended, as Shake signals
+    "dbus_ended": "3",
+    "forged_seen": "0",  # the Shake the user sent reached nobody, not even a listener that takes any sender
+    "busctl_claim": "0",  # Claim and Release, called by the same user, answered
+    "busctl_release": "0",
+    # The upgrade while shakectl listen is subscribed.
+    "upgrade_status": "0",
+    "upgrade_restarted": "yes",  # a new main process...
+    "upgrade_exe": "/usr/sbin/shaked",  # ... running the binary the upgrade installed (an old one is "(deleted)")
+    "socket_kept": "yes",  # the same listening socket, never stopped
+}
+# The Wayland session (when the image has sway): the daemon's keyboard typed Ctrl+Z into the user's session for
+# each shake, as a Wayland client there received it (wev: evdev codes + 8: 37 left Ctrl, 52 z; state 1 down, 0 up).
+PACKAGE_KEYS_EXPECTED = {
+    "seat0_user": "tester",  # the user's session is seat0's active one
+    "key_pressed": "3",
+    "wev_ctrl_down": "3",
+    "wev_z_down": "3",
+    "wev_z_up": "3",
+    "wev_ctrl_up": "3",
 }
 TURNS = ["bottom-up", "left-up", "normal", "right-up", "normal"]  # scripts/vm/orientation-trace.py
 # A change, or the orientation monitor-sensor finds the sensor in ("=== Has accelerometer (orientation: normal)").
@@ -196,7 +220,7 @@ def parse(log_path):
                     s.setdefault("listen", []).append(event)
             elif kind == "shakectl":
                 s.setdefault("shakectl", []).append(rest)
-            elif kind.startswith("monitor-"):
+            elif kind.startswith("monitor-") or kind in ("dbus", "observer", "wev", "upgrade"):
                 s.setdefault(kind, []).append(rest)
             elif kind == "info":
                 if rest.startswith("thread "):
@@ -317,7 +341,63 @@ def check_package(s, spec):
         problems.append("%d shakes to shakectl listen, expected %d" % (ended, spec["ended"]))
     notes.append("dpkg -i took %s s; orientations %s through the relay, %d shakes" % (
         info.get("install_seconds"), " > ".join(relay), ended))
+    for key in ("relay_gone_timeout", "dbus_feeder_timeout", "key_feeder_timeout", "upgrade_feeder_timeout",
+                "wev_timeout"):
+        if key in info:
+            problems.append(key.replace("_", " "))
+    # Every Shake the root observer saw came from the name's owner.
+    foreign = [line for line in s.get("observer", []) if line.startswith("sender=")
+               and line.split()[0][7:] != line.split()[1][6:]]
+    if foreign:
+        problems.append("Shake signals from another sender than the daemon: %s" % foreign[:3])
+    if info.get("observed_ended", "0") == "0":
+        problems.append("the observer heard no Shake at all (it could not have heard a forged one either)")
+    notes.append("D-Bus example: %s events in %s s; the bus logged %s rejected Shake(s) from the user" % (
+        info.get("dbus_events"), info.get("dbus_seconds"), info.get("dbus_rejected")))
+    if info.get("sway") != "missing":
+        for key, value in PACKAGE_KEYS_EXPECTED.items():
+            if info.get(key) != value:
+                problems.append("%s is %s, expected %s" % (key, info.get(key), value))
+        notes.append("Wayland: %s chords typed, %s Ctrl+Z received in %s s" % (
+            info.get("key_pressed"), info.get("wev_z_down"), info.get("key_seconds")))
+    if not info.get("upgrade_version", "").endswith("+vmupgrade1") or info.get("upgrade_version") != info.get("new_version"):
+        problems.append("the upgrade installed %s, expected %s" % (info.get("upgrade_version"), info.get("new_version")))
+    problems += check_upgrade_events(s.get("upgrade", []), info)
+    notes.append("upgrade: dpkg -i %s s" % info.get("upgrade_seconds"))
     return problems, notes
+
+
+def check_upgrade_events(lines, info):
+    """The listener's events across the upgrade: three shakes of the old daemon's run, then three of the new
+    one's, each run's seq numbers consecutive (nothing lost or repeated), the new run's from 1."""
+    events = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return ["unreadable event line from the upgrade's listener: %s" % line]
+        if event.get("event") == "shake":
+            events.append(event)
+    runs = []
+    for event in events:
+        if not runs or event["seq"] <= runs[-1][-1]["seq"]:
+            runs.append([])
+        runs[-1].append(event)
+    problems = []
+    if len(runs) != 2:
+        problems.append("the upgrade's listener got %d runs of events (%s), expected the old daemon's and the new one's"
+                        % (len(runs), [[e["seq"] for e in run] for run in runs]))
+    for run in runs:
+        seqs = [e["seq"] for e in run]
+        if seqs != list(range(seqs[0], seqs[0] + len(seqs))):
+            problems.append("seq numbers not consecutive in a run: %s (events lost)" % seqs)
+    if len(runs) == 2 and runs[1][0]["seq"] != 1:
+        problems.append("the new daemon's events from seq %d: its first were lost" % runs[1][0]["seq"])
+    for i, name in enumerate(("before", "after")):
+        ended = sum(1 for e in runs[i] if e.get("phase") == "ended") if i < len(runs) else 0
+        if ended != 3:
+            problems.append("%d shakes to the listener %s the upgrade, expected 3" % (ended, name))
+    return problems
 
 
 def check(name, s, spec, args, tmp):

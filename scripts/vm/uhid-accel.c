@@ -23,6 +23,8 @@
  *                     rows missed in a burst: the trace is delivered whole, with a gap (prints "resumed MONO GAP")
  *   --sent FILE       write a line per input report sent: "MONO ROW" (CLOCK_MONOTONIC seconds around the write,
  *                     the trace row it carried): the trace as the kernel received it
+ *   --again           after the trace, play it once more (from the start, then --hold) at each SIGUSR1, as the
+ *                     same device: shakes on demand from a sensor that stays
  * It prints, on standard output, "uhid-accel: start MONO" (CLOCK_MONOTONIC seconds at which the first row was
  * sent; trace time 0 is the first row's time) and a summary at the end.
  */
@@ -32,6 +34,7 @@
 #include <linux/uhid.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +101,9 @@ static int fd = -1;
 static int streaming;
 static FILE *sent_log;
 static size_t current_row;
+static volatile sig_atomic_t again_requested;
+
+static void on_again(int signo) { (void)signo; again_requested = 1; }
 
 static double now(void) {
     struct timespec ts;
@@ -263,6 +269,7 @@ int main(int argc, char **argv) {
     double vanish_at = -1, return_after = -1, hold = 2, repeat_p = 0, skip_p = 0, jitter_ms = 0, wait_limit = 60;
     int pause_idle = 0;
     long seed = 1;
+    int again = 0;
     const char *trace = NULL, *sent_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -277,6 +284,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--seed") && i + 1 < argc) { seed = atol(argv[++i]); continue; }
         else if (!strcmp(a, "--pause-idle")) { pause_idle = 1; continue; }
         else if (!strcmp(a, "--sent") && i + 1 < argc) { sent_path = argv[++i]; continue; }
+        else if (!strcmp(a, "--again")) { again = 1; continue; }
         else if (a[0] != '-' && !trace) { trace = a; continue; }
         else { fprintf(stderr, "uhid-accel: bad argument %s\n", a); return 64; }
         if (i + 1 >= argc) { fprintf(stderr, "uhid-accel: %s needs a value\n", a); return 64; }
@@ -285,6 +293,11 @@ int main(int argc, char **argv) {
     if (!trace) { fprintf(stderr, "usage: uhid-accel [options] TRACE.csv\n"); return 64; }
     srandom((unsigned)seed);
     load(trace);
+    if (again) {
+        struct sigaction action = {.sa_handler = on_again};
+        sigemptyset(&action.sa_mask);
+        if (sigaction(SIGUSR1, &action, NULL) < 0) die("sigaction");
+    }
     if (sent_path && !(sent_log = fopen(sent_path, "w"))) die(sent_path);
     fd = open("/dev/uhid", O_RDWR | O_CLOEXEC);
     if (fd < 0) die("/dev/uhid");
@@ -296,6 +309,11 @@ int main(int argc, char **argv) {
     int plays = vanish_at >= 0 && return_after >= 0 ? 2 : 1;
     unsigned long sent = 0, repeated = 0, skipped = 0, late = 0;
     for (int play = 0; play < plays; play++) {
+        if (play > 0 && again) {
+            /* Once done, wait (serving the drivers) until asked to play again. */
+            while (!again_requested) serve_until(now() + 0.1);
+            again_requested = 0;
+        }
         wait_stream(wait_limit);
         double start = now() + 0.05;
         printf("uhid-accel: start %.6f\n", start);
@@ -342,6 +360,11 @@ int main(int argc, char **argv) {
         for (double due = now() + interval; due < end; due += interval) {
             serve_until(due);
             if (streaming) { send_input(); sent++; }
+        }
+        if (again) {
+            printf("uhid-accel: played %d sent=%lu\n", play + 1, sent);
+            fflush(stdout);
+            plays++;
         }
     }
     if (sent_log) fclose(sent_log);

@@ -9,7 +9,8 @@
 #
 # Environment: VM_SCENARIOS=a,b (default all), VM_CACHE (default .build-vm), VM_BIN (the folder with shaked and
 # shakectl; default .build/debug), VM_TIMEOUT (seconds for the whole boot, default 900), VM_REQUIRED=1 (fail
-# instead of skipping when the machine cannot run it), VM_KEEP_LOG (copy the serial log there).
+# instead of skipping when the machine cannot run it), VM_KEEP_LOG (copy the serial log there), VM_DEB (the package
+# for the package scenario), VM_PACKAGE_BREAK (break what the package scenario checks: scripts/vm/package-test.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${VM_CACHE:-$root/.build-vm}
@@ -84,11 +85,14 @@ release=$(ls "$kernel_dir/root/lib/modules")
 vmlinuz=$kernel_dir/root/boot/vmlinuz-$release
 
 # The feeders and helpers, static so that they need nothing in the guest.
-mkdir -p "$cache/bin"
+# Rebuilt whenever the source differs from the one built (a copy is kept): a cache shared by checkouts of
+# different versions must not keep another checkout's feeder because its binary is newer than this source.
+mkdir -p "$cache/bin" "$cache/bin-source"
 for program in uhid-accel i2c-accel monotonic evdev-read; do
   source=$root/scripts/vm/$program.c
-  if [ ! -x "$cache/bin/$program" ] || [ "$source" -nt "$cache/bin/$program" ]; then
+  if [ ! -x "$cache/bin/$program" ] || ! cmp -s "$source" "$cache/bin-source/$program.c"; then
     gcc -O2 -Wall -Wextra -Werror -static -o "$cache/bin/$program" "$source" -lm
+    cp "$source" "$cache/bin-source/$program.c"
   fi
 done
 
@@ -285,23 +289,43 @@ UNIT
 fi
 
 if [[ ,$scenarios, == *,package,* ]]; then
-  # The same minimal Debian, without the project: package-test.sh installs make deb's package with dpkg while
-  # iio-sensor-proxy serves the sensor, and purges it.
+  # The same minimal Debian, without the project, with what a user's session brings: pam_systemd (logind
+  # sessions), python3-dbus and python3-gi (the D-Bus example), sway and wev (a Wayland session and a client that
+  # prints its keys). package-test.sh installs make deb's package with dpkg while iio-sensor-proxy serves the
+  # sensor, upgrades it, and purges it.
   [ -n "$deb" ] && [ -f "$deb" ] || { echo "vm: no package for the package scenario: make deb first (or VM_DEB)" >&2; exit 1; }
+  pkg_rootfs=$cache/package-rootfs-wl.tar
+  if [ ! -s "$pkg_rootfs" ]; then
+    echo "vm: building the package scenario's image (mmdebstrap)"
+    mmdebstrap --quiet --format=tar --variant=minbase \
+      --include=systemd,systemd-sysv,udev,kmod,libiio0,dbus,iio-sensor-proxy,libpam-systemd,python3-dbus,python3-gi,sway,wev \
+      --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+      --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$pkg_rootfs.part" >/dev/null \
+      || skip "mmdebstrap cannot build the package scenario's image from the distribution's archive"
+    mv "$pkg_rootfs.part" "$pkg_rootfs"
+  fi
   pkgroot=$cache/package-root
   rm -rf "$pkgroot" && mkdir -p "$pkgroot"
-  tar -xf "$rootfs" -C "$pkgroot"
+  # Not the 160 MB of LLVM, Mesa's drivers and z3 that wlroots' EGL brings along: sway renders with pixman here.
+  tar -xf "$pkg_rootfs" -C "$pkgroot" --exclude='./usr/lib/x86_64-linux-gnu/libLLVM*' \
+    --exclude='./usr/lib/x86_64-linux-gnu/libz3*' --exclude='./usr/lib/x86_64-linux-gnu/dri'
   mkdir -p "$pkgroot/lib/modules/$release"
   cp -a "$stage/lib/modules/$release/." "$pkgroot/lib/modules/$release/"
   cp "$moddir/modules.builtin.modinfo" "$pkgroot/lib/modules/$release/" 2>/dev/null || true
   depmod -b "$pkgroot" "$release"
   mkdir -p "$pkgroot/usr/local/lib/shaked-vm/traces" "$pkgroot/etc/systemd/system/multi-user.target.wants"
   cp "$cache/bin/uhid-accel" "$root/scripts/vm/package-test.sh" "$pkgroot/usr/local/lib/shaked-vm/"
-  cp "$traces/relay.csv" "$pkgroot/usr/local/lib/shaked-vm/traces/"
+  cp "$traces/relay.csv" "$traces/shakes3.csv" "$pkgroot/usr/local/lib/shaked-vm/traces/"
   # At rest, display up (normal: -1 g on y), for iio-sensor-proxy before the installation.
   awk 'BEGIN { print "time,x,y,z"; for (i = 0; i < 200; i++) printf "%.2f,0,-9.80665,0\n", i / 100 }' \
     >"$pkgroot/usr/local/lib/shaked-vm/traces/rest.csv"
   cp "$deb" "$pkgroot/root/shaked.deb"
+  # The upgrade: a newer build of the same package, its version raised (VERSION+vmupgrade1), repacked as is.
+  rm -rf "$cache/repack"
+  dpkg-deb -R "$deb" "$cache/repack"
+  sed -i "s/^Version: .*/Version: $(dpkg-deb -f "$deb" Version)+vmupgrade1/" "$cache/repack/DEBIAN/control"
+  dpkg-deb -Zgzip -z1 -b "$cache/repack" "$pkgroot/root/shaked-new.deb" >/dev/null  # gzip: xz took 10 min on a busy host
+  rm -rf "$cache/repack"
   # The image was made without documentation (dpkg's path-exclude): the package's own examples are checked.
   rm -f "$pkgroot/etc/dpkg/dpkg.cfg.d/99mmdebstrap"
   grep -q '^geoclue:' "$pkgroot/etc/passwd" || {
@@ -325,7 +349,8 @@ UNIT
   echo shaked-vm >"$pkgroot/etc/hostname"
   (cd "$pkgroot" && find . | cpio -o -H newc --quiet >"$cache/package.cpio")
   echo "vm: booting the package image with $(basename "$deb") ($(($(stat -c %s "$cache/package.cpio") / 1048576)) MiB)"
-  boot "$cache/package.cpio" 3072 "systemd.show_status=0"
+  # no_timer_check: under a loaded host, TCG can fail the kernel's IO-APIC timer check ("IO-APIC + timer doesn't work!").
+  boot "$cache/package.cpio" 3072 "systemd.show_status=0 no_timer_check${VM_PACKAGE_BREAK:+ shaked.break=$VM_PACKAGE_BREAK}"
 fi
 booted=$(date +%s)
 [ -n "${VM_KEEP_LOG:-}" ] && cp "$log" "$VM_KEEP_LOG"
