@@ -432,6 +432,8 @@ def check(name, s, spec, args, tmp):
         quantum = float(info.get("scale_capture") or KXCJK_QUANTUM)
         if info.get("scale_capture") != "0.019163":
             problems.append("captured at scale %s, expected 0.019163 (±4 g)" % info.get("scale_capture"))
+        if info.get("scale_boot") != "0.009582":
+            problems.append("the guest left the chip at scale %s, not ±2 g" % info.get("scale_boot"))
         if info.get("scale_after") != info.get("scale_boot"):
             problems.append("the scale after capture is %s, not the boot scale %s" % (
                 info.get("scale_after"), info.get("scale_boot")))

@@ -189,8 +189,11 @@ kxcjk() {
     /bin/i2c-accel --bus "$bus" --init
     echo kxcjk1013 0x0e >/sys/bus/i2c/devices/i2c-$bus/new_device
     dev=$(find_device kxcjk1013 10) || say "$name info no_device"
-    # The chip boots at ±2 g, which the trace's 3.9 g turns exceed: the daemon (sensor.range: auto) sets ±4 g
-    # while it captures and puts the boot scale back when it stops. The feeder writes counts of the scale in force.
+    # The driver starts the chip at ±4 g; set to ±2 g here (as other chips boot), which the trace's 3.9 g turns
+    # exceed: the daemon (sensor.range: auto) sets ±4 g while it captures and puts ±2 g back when it stops. The
+    # feeder writes counts of the scale in force.
+    say "$name info scale_driver=$(cat $dev/in_accel_scale)"
+    echo 0.009582 >$dev/in_accel_scale || say "$name info scale_failed"
     say "$name info scale_boot=$(cat $dev/in_accel_scale) available=$(cat $dev/in_accel_scale_available | tr ' ' ,)"
     start_daemon
     wait_line /tmp/$name.log "capturing from" 30 || say "$name info capture_timeout"
