@@ -11,8 +11,6 @@ import ShakeDetection
 /// Reads an accelerometer through its IIO buffer: the accel scan elements and the timestamp, with the device's
 /// own trigger when it has one, waking a few times per second.
 public final class BufferedDriver: SensorDriver {
-    /// How many times per second the buffer wakes the daemon (scans per read = rate / this).
-    public static let wakeupsPerSecond = 5.0
     /// Seconds without data after which the buffer is given up on (the source falls back to polling).
     public static let silenceLimit = 2.0
     /// The kernel buffer holds this many reads' worth of scans (as libiio 0.24 sizes it), so that a late read
@@ -32,8 +30,13 @@ public final class BufferedDriver: SensorDriver {
     /// change it: its timestamps are moved onto the monotonic clock as they arrive.
     private let timestampClock: TimestampClock?
     /// The time between reads: the kernel wakes a poller at every scan whatever the watermark, so the driver
-    /// sleeps for a read's worth of scans before it waits on the buffer (nil: wait at once).
-    private let readInterval: Duration?
+    /// sleeps for a read's worth of scans before it waits on the buffer (nil: wait at once). Short steps while
+    /// ``mode`` is `moving`, long ones otherwise (``ReadPacing``).
+    private let pacing: ReadPacing?
+    private let rate: Double
+    /// How the next read is paced: set by the capture loop before each ``next(wakeup:)`` (`relay` when only the
+    /// relay reads).
+    public var mode: ReadPacing.Mode
     private var lastRead: ContinuousClock.Instant?
     /// Seconds between two scans' timestamps past which the clock counts as having jumped ahead.
     private let jumpLimit: Double
@@ -43,12 +46,15 @@ public final class BufferedDriver: SensorDriver {
     /// Starts the buffer: sets the trigger (or none), the timestamp clock, the buffer's length and watermark —
     /// all before the buffer is enabled, as the kernel refuses them (EBUSY) while it is — then enables the accel
     /// and timestamp elements and the buffer.
-    /// - Parameter paced: sleep a read's worth of scans between reads (the daemon); false waits on the buffer
-    ///   at once (tests with a simulated clock).
+    /// - Parameters:
+    ///   - paced: sleep between reads as `pacing` says (the daemon); false waits on the buffer at once (tests
+    ///     with a simulated clock).
+    ///   - relayOnly: only the relay reads: one read a second, the buffer sized for it.
     /// - Throws: ``SensorFailure/failed(_:)`` when the buffer cannot be started.
     public init(
         accelerometer: Accelerometer, context: any IIOContextHandle, rate: Double, logger: Logger,
-        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds, paced: Bool = true
+        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds, paced: Bool = true,
+        pacing: ReadPacing = ReadPacing(), relayOnly: Bool = false
     ) throws(SensorFailure) {
         self.accelerometer = accelerometer
         self.monotonic = monotonic
@@ -77,7 +83,7 @@ public final class BufferedDriver: SensorDriver {
         let withTimestamp = accelerometer.timestampElement != nil
         var channels = accelerometer.scanElements.map(\.channel)
         if withTimestamp { channels.append("timestamp") }
-        let samples = max(1, Int((rate / Self.wakeupsPerSecond).rounded()))
+        let samples = pacing.scansPerRead(rate: rate, relayOnly: relayOnly)
         timestampClock =
             withTimestamp ? Self.setTimestampClock(device: accelerometer.id, context: context, logger: logger) : nil
         // The length first: the kernel refuses a watermark longer than the buffer.
@@ -95,7 +101,9 @@ public final class BufferedDriver: SensorDriver {
         } catch {
             throw .failed(error)
         }
-        readInterval = paced && rate > 0 ? .microseconds(Int64((Double(samples) / rate * 1e6).rounded())) : nil
+        self.pacing = paced && rate > 0 ? pacing : nil
+        self.rate = rate
+        mode = relayOnly ? .relay : .still
         let layout = accelerometer.scanLayout(withTimestamp: withTimestamp)
         decoder = ScanDecoder(layout: layout)
         clock = SampleClock(rate: rate)
@@ -114,7 +122,8 @@ public final class BufferedDriver: SensorDriver {
     }
 
     public func next(wakeup: Wakeup) throws(SensorFailure) -> DriverRead {
-        if let readInterval, let lastRead {
+        if let pacing, let lastRead {
+            let readInterval = Duration.microseconds(Int64((pacing.interval(mode, rate: rate) * 1e6).rounded()))
             let remaining = ContinuousClock.now.duration(to: lastRead + readInterval)
             if remaining > .zero, wakeup.sleep(for: remaining) { return .stopped }
             // A read's worth of time has passed: take what is there (non-blocking), without waiting for the

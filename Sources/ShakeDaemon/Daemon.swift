@@ -73,7 +73,7 @@ public final class Daemon: Sendable {
             gate: CaptureGate(
                 printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: sensor.alwaysOn,
                 relay: relays, followSession: sensor.followSession))
-        relay = relays ? RelayLink(capture: capture) : nil
+        relay = relays ? RelayLink(capture: capture, logger: logger) : nil
         switch sensor.source {
         case .iio(let uri):
             input = .iio(

@@ -124,6 +124,7 @@ final class SourceLoop: Sendable {
             // Not announced on the bus: the sensor it names is the one in use already.
             notices.ready(status: status.update { $0.sensor.busy(accelerometer, advice: advice) })
         }
+        source.motionUnderWay = { [self] in detector.withLock { $0.isMotionUnderWay } }
         source.waiting = { [self] reason in
             relay?.act { $0.sensorGone() }
             notices.ready(status: status.change { $0.sensor.waiting(reason) })
@@ -135,7 +136,8 @@ final class SourceLoop: Sendable {
             if let idle = capture.idleWakeup() {
                 sayIdle(source)
                 while !capture.shutdown.isSignalled && !idle.isSignalled {
-                    idle.sleep(for: .seconds(3600))
+                    // While only an unread relay keeps it off, an open of the relay's node ends the wait too.
+                    if let relay { _ = relay.readers.wait(idle: idle) } else { idle.sleep(for: .seconds(3600)) }
                 }
                 capture.waitEnded()
                 if capture.shutdown.isSignalled { return }
@@ -161,6 +163,10 @@ final class SourceLoop: Sendable {
         let why = capture.gate.reason
         if why == .sessionsAway {
             logger.info("the listeners' sessions are locked or inactive: capture is off until one is back")
+        } else if why == .relayUnread {
+            logger.info(
+                "nobody listens and nothing reads the relay: capture is off until a client connects or the relay is read"
+            )
         } else {
             logger.info("nobody is listening: capture is off until a client connects")
         }
@@ -178,6 +184,7 @@ final class SourceLoop: Sendable {
         }
         if capture.sampleStreams > 0 { publisher.publish(sample: sample) }
         relay?.act { $0.sample(sample) }
+        relay?.readers.check()
     }
 
     private func streamBroke(_ reason: String) {

@@ -272,15 +272,66 @@ def check_relay(s, spec):
         problems.append("%d shakes to shakectl listen with the relay, expected %d" % (ended, spec["ended"]))
     if not any("ADVICE=" in line and "iio-sensor-proxy" in line for line in s["log"]):
         problems.append("shaked's log does not name iio-sensor-proxy as holding the busy sensor")
-    try:
-        seconds = float(info["cost_seconds"])
-        notes.append("relay alone: %.1f wake-ups/s, CPU %.2f %% (sensor at %s Hz; %s Hz with a subscriber)" % (
-            int(info["cost_switches"]) / seconds, 100.0 * int(info["cost_ticks"]) / int(info["hz"]) / seconds,
-            info.get("relay_rate"), info.get("subscribed_rate")))
-    except (KeyError, ValueError, ZeroDivisionError):
-        problems.append("no cost measurement")
+    costs = {}
+    for phase in ("cost", "unclaimed"):
+        try:
+            seconds = float(info[phase + "_seconds"])
+            costs[phase] = (int(info[phase + "_switches"]) / seconds,
+                            100.0 * int(info[phase + "_ticks"]) / int(info["hz"]) / seconds)
+        except (KeyError, ValueError, ZeroDivisionError):
+            problems.append("no %s measurement" % phase)
+    if "cost" in costs:
+        notes.append("relay alone, claimed: %.1f wake-ups/s, CPU %.2f %% (sensor at %s Hz; %s Hz with a subscriber)"
+                     % (costs["cost"] + (info.get("relay_rate"), info.get("subscribed_rate"))))
+    # Nobody claims the accelerometer from iio-sensor-proxy: shaked turns the sensor off, and claimed again on.
+    demand = " ".join(s.get("log demand", [])) + " ".join(line for line in s["log"] if line.startswith("demand "))
+    if "nothing has read the relay" not in demand:
+        problems.append("shaked did not see that nothing reads the relay once monitor-sensor left")
+    if "the relay is read again" not in demand:
+        problems.append("shaked did not see the relay read again once monitor-sensor claimed it")
+    if "unclaimed" in costs:
+        notes.append("relay alone, unclaimed: %.2f wake-ups/s, CPU %.2f %%" % costs["unclaimed"])
+        if costs["unclaimed"][0] > RELAY_UNCLAIMED_WAKEUPS:
+            problems.append("%.2f wake-ups/s while nothing claims the accelerometer, expected at most %.1f"
+                            % (costs["unclaimed"][0], RELAY_UNCLAIMED_WAKEUPS))
+    if not any("Has accelerometer" in line for line in s.get("monitor-reclaim", [])):
+        problems.append("monitor-sensor claiming again found no accelerometer")
+    # How long after the feeder sent the end of each turn monitor-sensor printed the new orientation.
+    delays = orientation_delays(s.get("monitor-times", []), info.get("turn_ends", ""))
+    if delays:
+        notes.append("orientation to monitor-sensor after each turn's end: %s s (max %.2f)" % (
+            ", ".join("%.2f" % d for d in delays), max(delays)))
     notes.append("orientations %s with and without the relay, %d shakes" % (" > ".join(relay), ended))
     return problems, notes
+
+
+# The relay scenario: the daemon's wake-ups a second while nobody claims the accelerometer (sensor off).
+RELAY_UNCLAIMED_WAKEUPS = 0.2
+
+
+def orientation_delays(lines, turn_ends):
+    """Seconds from the end of each turn (the feeder's send times, CLOCK_MONOTONIC) to the first line of
+    monitor-sensor (stamped with the same clock) that names the turn's new orientation."""
+    try:
+        ends = [float(t) for t in turn_ends.split(",") if t]
+    except ValueError:
+        return []
+    stamped = []
+    for line in lines:
+        t, _, rest = line.partition(" ")
+        m = ORIENTATION.search(rest)
+        if m:
+            try:
+                stamped.append((float(t), m.group(1) or m.group(2)))
+            except ValueError:
+                pass
+    delays = []
+    for end, target in zip(ends, TURNS[1:]):
+        # The first report of the new orientation after the turn began (a second before its end).
+        hits = [t for t, value in stamped if value == target and t > end - 1.0]
+        if hits:
+            delays.append(hits[0] - end)
+    return delays
 
 
 def check_package(s, spec):

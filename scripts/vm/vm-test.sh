@@ -204,7 +204,7 @@ if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* ]]; then
   done
   mkdir -p "$sysroot/usr/local/lib/shaked-vm/traces" "$sysroot/etc/systemd/system/multi-user.target.wants" \
     "$sysroot/etc/systemd/system/sockets.target.wants"
-  cp "$cache/bin/uhid-accel" "$root/scripts/vm/systemd-test.sh" "$root/scripts/vm/relay-test.sh" \
+  cp "$cache/bin/uhid-accel" "$cache/bin/monotonic" "$root/scripts/vm/systemd-test.sh" "$root/scripts/vm/relay-test.sh" \
     "$sysroot/usr/local/lib/shaked-vm/"
   cp "$traces/shakes3.csv" "$traces/relay.csv" "$sysroot/usr/local/lib/shaked-vm/traces/"
   # iio-sensor-proxy (bookworm's 3.0) ships a D-Bus policy for the user geoclue; without that user dbus.service
