@@ -182,6 +182,14 @@ def parse(log_path):
                 s.setdefault("sent", []).append((float(t), int(i)))
             elif kind == "log":
                 s["log"].append(rest)
+            elif kind == "stamp":
+                t, _, text = rest.partition(" ")
+                try:
+                    event = json.loads(text)
+                    if event.get("event") == "shake":
+                        s.setdefault("stamps", []).append((float(t), event))
+                except ValueError:
+                    pass
             elif kind == "keys":
                 s.setdefault("keys", []).append(rest)
             elif kind == "shakectl":
@@ -511,7 +519,37 @@ def check(name, s, spec, args, tmp):
                 problems.append("%.1f wake-ups per second, expected about 5 (rate / watermark): 2 to 10" % per_second)
             if info.get("clock") != "monotonic":
                 problems.append("current_timestamp_clock is %s, expected monotonic" % info.get("clock"))
+    delays = event_delays(s)
+    if delays:
+        notes.append(delay_summary(delays))
     return problems, notes
+
+
+def event_delays(s):
+    """Seconds from the sample that decided each event (its time: the kernel's stamp when the report arrived, or
+    the poll) to a reader of the daemon's output having it (stamp-lines, on the same clock), by phase."""
+    delays = {}
+    for read, event in s.get("stamps", []):
+        try:
+            delays.setdefault(event["phase"], []).append(read - float(event["time"]))
+        except (KeyError, TypeError, ValueError):
+            pass
+    return delays
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def delay_summary(delays):
+    """"event delay: ended p50 31 ms, p95 48 ms, max 52 ms (3); ...", every phase, then all together."""
+    everything = [d for values in delays.values() for d in values]
+    parts = []
+    for phase, values in sorted(delays.items()) + [("all", everything)]:
+        parts.append("%s p50 %.0f ms, p95 %.0f ms, max %.0f ms (%d)" % (
+            phase, 1000 * percentile(values, 0.5), 1000 * percentile(values, 0.95), 1000 * max(values), len(values)))
+    return "event delay: " + "; ".join(parts)
 
 
 # What the daemon types for `shakectl key ctrl+z`, once a shake: KEY_LEFTCTRL down, KEY_Z down, KEY_Z up,

@@ -81,7 +81,7 @@ vmlinuz=$kernel_dir/root/boot/vmlinuz-$release
 
 # The feeders and helpers, static so that they need nothing in the guest.
 mkdir -p "$cache/bin"
-for program in uhid-accel i2c-accel monotonic evdev-read; do
+for program in uhid-accel i2c-accel monotonic evdev-read stamp-lines; do
   source=$root/scripts/vm/$program.c
   if [ ! -x "$cache/bin/$program" ] || [ "$source" -nt "$cache/bin/$program" ]; then
     gcc -O2 -Wall -Wextra -Werror -static -o "$cache/bin/$program" "$source" -lm
