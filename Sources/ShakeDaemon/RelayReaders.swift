@@ -18,8 +18,15 @@ final class RelayReaders: Sendable {
         var watch: InputNodeWatch?
         var demand: RelayDemand?
         var nextCheck = -Double.infinity
+        /// When the device was made, and why it could not be watched yet.
+        var madeAt = 0.0
+        var unwatchable: String?
         var unwatchableNoted = false
     }
+
+    /// Seconds after the device was made past which a node that still cannot be watched is logged (udev gives
+    /// the daemon the node a moment after it appears).
+    static let watchGrace = 5.0
 
     private let state = Locked(State())
     private let capture: CaptureSwitch
@@ -45,6 +52,8 @@ final class RelayReaders: Sendable {
             state.systemName = systemName
             state.watch = nil
             state.demand = RelayDemand(createdAt: now)
+            state.madeAt = now
+            state.unwatchable = nil
             state.unwatchableNoted = false
             state.nextCheck = -Double.infinity
             Self.watch(&state)
@@ -65,31 +74,32 @@ final class RelayReaders: Sendable {
     /// Looks at the opens since the last look, at most once a ``checkInterval`` unless `now` is asked for.
     func check(now force: Bool = false) {
         let now = monotonic()
-        let outcome: (change: RelayDemand.Change?, unwatchable: Bool, path: String?) = state.withLock { state in
-            guard state.demand != nil, force || now >= state.nextCheck else { return (nil, false, nil) }
+        let outcome: (change: RelayDemand.Change?, unwatchable: String?, path: String?) = state.withLock { state in
+            guard state.demand != nil, force || now >= state.nextCheck else { return (nil, nil, nil) }
             state.nextCheck = now + Self.checkInterval
             if state.watch == nil {
                 // udev gives the daemon the node a moment after it appears.
                 Self.watch(&state)
                 if state.watch == nil {
-                    let note = !state.unwatchableNoted
+                    guard !state.unwatchableNoted, now - state.madeAt >= Self.watchGrace else { return (nil, nil, nil) }
                     state.unwatchableNoted = true
-                    return (nil, note, nil)
+                    return (nil, state.unwatchable ?? "no input device", nil)
                 }
                 // Watched from now: what came before is not known, so the device counts as just made.
                 state.demand = RelayDemand(createdAt: now)
-                return (nil, false, state.watch?.path)
+                return (nil, nil, state.watch?.path)
             }
-            guard let watch = state.watch else { return (nil, false, nil) }
+            guard let watch = state.watch else { return (nil, nil, nil) }
             let (opens, closes) = watch.drain()
-            return (state.demand?.observed(opens: opens, closes: closes, at: now), false, nil)
+            return (state.demand?.observed(opens: opens, closes: closes, at: now), nil, nil)
         }
-        if outcome.unwatchable {
-            logger.debug(
-                "cannot follow the opens of the relay's input device yet; the relay keeps the sensor on meanwhile")
+        if let why = outcome.unwatchable {
+            logger.warning(
+                "cannot follow the opens of the relay's input device; the relay keeps the sensor on while it exists",
+                metadata: ["error": "\(why)"])
         }
         if let path = outcome.path {
-            logger.debug("following the opens of the relay's input device", metadata: ["node": "\(path)"])
+            logger.info("following the opens of the relay's input device", metadata: ["node": "\(path)"])
         }
         switch outcome.change {
         case .unread:
@@ -123,7 +133,14 @@ final class RelayReaders: Sendable {
     }
 
     private static func watch(_ state: inout State) {
-        guard let name = state.systemName else { return }
-        state.watch = InputNodeWatch(systemName: name)
+        guard let name = state.systemName else {
+            state.unwatchable = "the kernel did not name the relay's input device"
+            return
+        }
+        do {
+            state.watch = try InputNodeWatch(watching: name)
+        } catch {
+            state.unwatchable = "\(error)"
+        }
     }
 }

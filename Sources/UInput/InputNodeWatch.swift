@@ -14,14 +14,27 @@ public final class InputNodeWatch: Sendable {
 
     /// Watches the evdev node of the input device `systemName` (`input7`, under /sys/devices/virtual/input).
     /// Nil when the device has no evdev node (the `evdev` module not loaded) or inotify is refused.
-    public init?(systemName: String, sysfs: String = "/sys/devices/virtual/input", dev: String = "/dev/input") {
-        guard let node = Self.eventNode(in: "\(sysfs)/\(systemName)") else { return nil }
+    public convenience init?(
+        systemName: String, sysfs: String = "/sys/devices/virtual/input", dev: String = "/dev/input"
+    ) {
+        try? self.init(watching: systemName, sysfs: sysfs, dev: dev)
+    }
+
+    /// As ``init(systemName:sysfs:dev:)``, saying why not: no evdev node (`ENOENT`), or the right to read the
+    /// node is missing (`EACCES`: udev has not given it to the daemon's group yet).
+    public init(watching systemName: String, sysfs: String = "/sys/devices/virtual/input", dev: String = "/dev/input")
+        throws(UInputError)
+    {
+        guard let node = Self.eventNode(in: "\(sysfs)/\(systemName)") else {
+            throw UInputError(operation: "finding the evdev node", path: "\(sysfs)/\(systemName)", errno: ENOENT)
+        }
         let path = "\(dev)/\(node)"
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { throw UInputError(operation: "inotify_init1", path: path, errno: errno) }
         guard inotify_add_watch(fd, path, UInt32(IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) >= 0 else {
+            let code = errno
             Glibc.close(fd)
-            return nil
+            throw UInputError(operation: "inotify_add_watch", path: path, errno: code)
         }
         fileDescriptor = fd
         self.path = path

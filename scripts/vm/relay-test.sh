@@ -36,8 +36,13 @@ played() {
   for _ in $(seq 900); do grep -q "uhid-accel: done" "/tmp/$1-feeder" && break; kill -0 $fpid 2>/dev/null || break; sleep 0.1; done
   grep -q "uhid-accel: done" "/tmp/$1-feeder" || info "feeder_timeout_$1"
 }
-# The wake-ups (context switches of all threads) and CPU time (user + system, clock ticks) of a process.
-switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'; }
+# The context switches of each thread of a process ("TID COUNT" lines), and its CPU time (user + system, clock
+# ticks).
+switches() {
+  for t in /proc/"$1"/task/*; do
+    printf '%s %s\n' "${t##*/}" "$(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' "$t/status" 2>/dev/null)"
+  done
+}
 ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
 # The device's sampling rate (HID sensors name it in_accel_sampling_frequency).
 rate() { cat /sys/bus/iio/devices/iio:device0/{,in_accel_}sampling_frequency 2>/dev/null | head -1; }
@@ -54,12 +59,18 @@ monitor() {
   done <"$1.fifo" &
 }
 # The wake-ups and CPU time of process $1 over $2 seconds, as "NAME_switches=... NAME_ticks=... NAME_seconds=...".
+# Thread by thread: a thread that ends meanwhile would take its count out of a plain sum; one that starts counts
+# from zero.
 cost() {
-  local s0 c0 t0 s1 c1 t1
-  s0=$(switches "$1") c0=$(ticks "$1") t0=$(cut -d' ' -f1 /proc/uptime)
+  local c0 t0 c1 t1 n
+  switches "$1" >/tmp/cost.before
+  c0=$(ticks "$1") t0=$(cut -d' ' -f1 /proc/uptime)
   sleep "$2"
-  s1=$(switches "$1") c1=$(ticks "$1") t1=$(cut -d' ' -f1 /proc/uptime)
-  echo "$3_switches=$((s1 - s0)) $3_ticks=$((c1 - c0)) $3_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+  switches "$1" >/tmp/cost.after
+  c1=$(ticks "$1") t1=$(cut -d' ' -f1 /proc/uptime)
+  n=$(awk 'NR == FNR { a[$1] = $2; next } { n += ($1 in a) ? $2 - a[$1] : $2 } END { print n + 0 }' \
+    /tmp/cost.before /tmp/cost.after)
+  echo "$3_switches=$n $3_ticks=$((c1 - c0)) $3_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 }
 
 # --- With the relay ---
@@ -112,7 +123,7 @@ while IFS= read -r line; do say "monitor-times $line"; done </tmp/relay-monitor-
 while IFS= read -r line; do say "monitor-reclaim $line"; done </tmp/relay-reclaim
 # When the feeder sent the last row of each turn (scripts/vm/orientation-trace.py: 6 s, then 1 s turns held 4 s).
 info "turn_ends=$(awk '$2 == 699 || $2 == 1199 || $2 == 1699 || $2 == 2199 { printf "%s%s", (n++ ? "," : ""), $1 }' /tmp/relay-sent)"
-journalctl -u shaked.service -o cat --no-pager | grep -E "nothing has read the relay|the relay is read again" |
+journalctl -u shaked.service -o cat --no-pager | grep -E "nothing has read the relay|the relay is read again|opens of the relay" |
   while IFS= read -r line; do say "log demand $line"; done
 
 # --- Without the relay: iio-sensor-proxy reads the IIO device itself ---
