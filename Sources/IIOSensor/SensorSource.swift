@@ -60,6 +60,9 @@ public final class SensorSource {
     /// Whether the detector follows a motion now (asked before each read of a buffer): reads come in short steps
     /// then, so that its decisions are not held back (``ReadPacing``).
     public var motionUnderWay: () -> Bool = { false }
+    /// Called before each wait for samples while capturing, whether samples come or not (at least every 0.25 s
+    /// with a buffer, every sample interval when polling).
+    public var beforeRead: () -> Void = {}
     /// The programs holding a device node (`/dev/iio:deviceN`).
     public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
     /// The running programs known to use accelerometers, for when the holder cannot be seen.
@@ -277,6 +280,7 @@ public final class SensorSource {
                     }
                 }
             }
+            beforeRead()
             if let buffered = driver as? BufferedDriver {
                 buffered.mode = ReadPacing.mode(relayOnly: lowestRate != nil, motionUnderWay: motionUnderWay())
             }

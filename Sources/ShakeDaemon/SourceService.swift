@@ -125,6 +125,8 @@ final class SourceLoop: Sendable {
             notices.ready(status: status.update { $0.sensor.busy(accelerometer, advice: advice) })
         }
         source.motionUnderWay = { [self] in detector.withLock { $0.isMotionUnderWay } }
+        // Whether the relay is read is looked at while capturing, samples or not (a silent sensor delivers none).
+        source.beforeRead = { [self] in relay?.readers.check() }
         source.waiting = { [self] reason in
             relay?.act { $0.sensorGone() }
             notices.ready(status: status.change { $0.sensor.waiting(reason) })
@@ -184,7 +186,6 @@ final class SourceLoop: Sendable {
         }
         if capture.sampleStreams > 0 { publisher.publish(sample: sample) }
         relay?.act { $0.sample(sample) }
-        relay?.readers.check()
     }
 
     private func streamBroke(_ reason: String) {
