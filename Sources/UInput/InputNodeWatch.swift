@@ -3,9 +3,13 @@
     import Glibc
 #endif
 
-/// Who opens an input device's evdev node (`/dev/input/eventN`), counted by the kernel (inotify's `IN_OPEN` and
-/// `IN_CLOSE_*` on the node): the relay's way to see whether iio-sensor-proxy reads its accelerometer. Nothing
-/// wakes for it unless its ``fileDescriptor`` is polled: the opens wait in the kernel until ``drain()``.
+/// Who opens an input device's evdev node (`/dev/input/eventN`), counted by the kernel: inotify's `IN_OPEN` and
+/// `IN_CLOSE_*` on the node's folder, for that node's name. The folder, not the node: a watch on a device node
+/// needs the right to read it, which the service's device controller (`DevicePolicy=closed`) refuses for input
+/// devices whatever the node's group; the folder's events name the node. The relay's way to see whether
+/// iio-sensor-proxy reads its accelerometer. Nothing wakes for it unless its ``fileDescriptor`` is polled: the
+/// opens wait in the kernel until ``drain()`` (an open of another input device makes it readable too, and counts
+/// for nothing).
 public final class InputNodeWatch: Sendable {
     /// The descriptor that becomes readable when the node has been opened or closed.
     public let fileDescriptor: Int32
@@ -31,14 +35,18 @@ public final class InputNodeWatch: Sendable {
         let path = "\(dev)/\(node)"
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw UInputError(operation: "inotify_init1", path: path, errno: errno) }
-        guard inotify_add_watch(fd, path, UInt32(IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) >= 0 else {
+        guard inotify_add_watch(fd, dev, UInt32(IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE)) >= 0 else {
             let code = errno
             Glibc.close(fd)
-            throw UInputError(operation: "inotify_add_watch", path: path, errno: code)
+            throw UInputError(operation: "inotify_add_watch", path: dev, errno: code)
         }
         fileDescriptor = fd
         self.path = path
+        self.node = node
     }
+
+    /// The node's name in its folder (`event3`).
+    let node: String
 
     deinit {
         Glibc.close(fileDescriptor)
@@ -55,11 +63,18 @@ public final class InputNodeWatch: Sendable {
             let count = read(fileDescriptor, buffer, size)
             guard count > 0 else { break }
             var offset = 0
-            while offset + MemoryLayout<inotify_event>.size <= count {
+            let header = MemoryLayout<inotify_event>.size
+            while offset + header <= count {
                 let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-                if event.mask & UInt32(IN_OPEN) != 0 { opens += 1 }
-                if event.mask & UInt32(IN_CLOSE_WRITE | IN_CLOSE_NOWRITE) != 0 { closes += 1 }
-                offset += MemoryLayout<inotify_event>.size + Int(event.len)
+                let length = min(Int(event.len), count - offset - header)
+                let name = String(
+                    decoding: UnsafeRawBufferPointer(start: buffer + offset + header, count: length).prefix { $0 != 0 },
+                    as: UTF8.self)
+                if name == node {
+                    if event.mask & UInt32(IN_OPEN) != 0 { opens += 1 }
+                    if event.mask & UInt32(IN_CLOSE_WRITE | IN_CLOSE_NOWRITE) != 0 { closes += 1 }
+                }
+                offset += header + Int(event.len)
             }
         }
         return (opens, closes)

@@ -39,6 +39,10 @@ import UInput
         #expect(poll(&descriptor, 1, 0) == 1)
         #expect(watch.drain() == (3, 3))
         #expect(watch.drain() == (0, 0))
+        // Another node of the folder counts for nothing.
+        close(open(dev + "/event4", O_CREAT | O_RDONLY, 0o644))
+        #expect(watch.drain() == (0, 0))
+        unlink(dev + "/event4")
         // A reader that keeps it open: one open, no close yet.
         let held = open(watch.path, O_RDONLY)
         #expect(watch.drain() == (1, 0))
