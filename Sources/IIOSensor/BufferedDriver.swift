@@ -40,6 +40,8 @@ public final class BufferedDriver: SensorDriver {
     private var lastRead: ContinuousClock.Instant?
     /// Seconds between two scans' timestamps past which the clock counts as having jumped ahead.
     private let jumpLimit: Double
+    /// The bytes of a read's worth of scans: a read that returns them all may have left more in the kernel.
+    private let fullRead: Int
     private var lastJumpWarning = -Double.infinity
     public let summary: String
 
@@ -105,6 +107,7 @@ public final class BufferedDriver: SensorDriver {
         self.rate = rate
         mode = relayOnly ? .relay : .still
         let layout = accelerometer.scanLayout(withTimestamp: withTimestamp)
+        fullRead = samples * layout.scanBytes
         decoder = ScanDecoder(layout: layout)
         clock = SampleClock(rate: rate)
         lastData = monotonic()
@@ -128,7 +131,7 @@ public final class BufferedDriver: SensorDriver {
             if remaining > .zero, wakeup.sleep(for: remaining) { return .stopped }
             // A read's worth of time has passed: take what is there (non-blocking), without waiting for the
             // watermark — a poll would wake at every scan still to come.
-            if let read = deliver(try readBuffer()) { return read }
+            if let read = deliver(try readAll()) { return read }
         }
         let outcome = buffer.wait(timeout: .milliseconds(250), wakeup: wakeup)
         switch outcome {
@@ -144,9 +147,24 @@ public final class BufferedDriver: SensorDriver {
         case .timedOut:
             return try checkSilence()
         case .ready:
-            if let read = deliver(try readBuffer()) { return read }
+            if let read = deliver(try readAll()) { return read }
             return try checkSilence()
         }
+    }
+
+    /// Everything the kernel holds, in up to ``bufferReads`` + 1 refills of a read's worth: a sensor that delivers
+    /// faster than its rate says (the VM's feeder at 100 Hz under the relay's 5 Hz), or a late read, would
+    /// otherwise leave the oldest scans for the next read while the kernel's full buffer drops the newest.
+    private func readAll() throws(SensorFailure) -> [UInt8] {
+        var bytes = try readBuffer()
+        var reads = 1
+        while fullRead > 0, bytes.count >= fullRead, reads <= Self.bufferReads {
+            let more = try readBuffer()
+            if more.isEmpty { break }
+            bytes += more
+            reads += 1
+        }
+        return bytes
     }
 
     private func readBuffer() throws(SensorFailure) -> [UInt8] {

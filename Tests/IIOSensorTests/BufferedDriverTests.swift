@@ -111,6 +111,24 @@ struct BufferedDriverTests {
         #expect(driver.summary.contains("5 scans per read"))
     }
 
+    /// A read takes everything the kernel holds, not a read's worth: left behind, the oldest scans would be the
+    /// next read's while a full kernel buffer drops the newest.
+    @Test func aReadTakesEverythingTheKernelHolds() throws {
+        let (world, accelerometer) = world()
+        let full = (0..<20).map { layout.encode(x: 0, y: 981, z: 0, timestamp: Int64($0 + 1) * 10_000_000) }
+        let rest = (20..<25).map { layout.encode(x: 0, y: 981, z: 0, timestamp: Int64($0 + 1) * 10_000_000) }
+        world.state.withLock { $0.devices[0].reads = [Array(full.joined()), Array(rest.joined())] }
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
+            paced: false)
+        var delivered: [Sample] = []
+        while delivered.isEmpty {
+            if case .samples(let samples) = try driver.next(wakeup: Wakeup()) { delivered = samples }
+        }
+        #expect(delivered.count == 25)
+    }
+
     @Test func pacedReadsAreAReadsWorthOfScansApart() throws {
         let (world, accelerometer) = world()
         let read = layout.encode(x: 0, y: 981, z: 0, timestamp: 1)
