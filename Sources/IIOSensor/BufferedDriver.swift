@@ -12,8 +12,6 @@ import ShakeDetection
 /// Reads an accelerometer through its IIO buffer: the accel scan elements and the timestamp, with the device's
 /// own trigger when it has one, waking a few times per second.
 public final class BufferedDriver: SensorDriver {
-    /// How many times per second the buffer wakes the daemon (scans per read = rate / this).
-    public static let wakeupsPerSecond = 5.0
     /// Seconds without data after which the buffer is given up on (the source falls back to polling).
     public static let silenceLimit = 2.0
     /// The kernel buffer holds this many reads' worth of scans (as libiio 0.24 sizes it), so that a late read
@@ -37,25 +35,35 @@ public final class BufferedDriver: SensorDriver {
     /// change it: its timestamps are moved onto the monotonic clock as they arrive.
     private let timestampClock: TimestampClock?
     /// The time between reads: the kernel wakes a poller at every scan whatever the watermark, so the driver
-    /// sleeps for a read's worth of scans before it waits on the buffer (nil: wait at once).
-    private let readInterval: Duration?
+    /// sleeps for a read's worth of scans before it waits on the buffer (nil: wait at once). Short steps while
+    /// ``mode`` is `moving`, long ones otherwise (``ReadPacing``).
+    private let pacing: ReadPacing?
+    private let rate: Double
+    /// How the next read is paced: set by the capture loop before each ``next(wakeup:)`` (`relay` when only the
+    /// relay reads).
+    public var mode: ReadPacing.Mode
     private var lastRead: ContinuousClock.Instant?
     /// Seconds between two scans' timestamps past which the clock counts as having jumped ahead.
     private let jumpLimit: Double
+    /// The bytes of a read's worth of scans: a read that returns them all may have left more in the kernel.
+    private let fullRead: Int
     private var lastJumpWarning = -Double.infinity
     public let summary: String
 
     /// Starts the buffer: sets the trigger (or none), the timestamp clock, the buffer's length and watermark —
     /// all before the buffer is enabled, as the kernel refuses them (EBUSY) while it is — then enables the accel
     /// and timestamp elements and the buffer.
-    /// - Parameter paced: sleep a read's worth of scans between reads (the daemon); false waits on the buffer
-    ///   at once (tests with a simulated clock).
-    /// - Parameter asleep: seconds the system has slept since boot (the boot-time clock less the monotonic one).
+    /// - Parameters:
+    ///   - paced: sleep between reads as `pacing` says (the daemon); false waits on the buffer at once (tests
+    ///     with a simulated clock).
+    ///   - asleep: seconds the system has slept since boot (the boot-time clock less the monotonic one).
+    ///   - relayOnly: only the relay reads: one read a second, the buffer sized for it.
     /// - Throws: ``SensorFailure/failed(_:)`` when the buffer cannot be started.
     public init(
         accelerometer: Accelerometer, context: any IIOContextHandle, rate: Double, logger: Logger,
         monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds, paced: Bool = true,
-        asleep: @escaping @Sendable () -> Double = BufferedDriver.secondsAsleep
+        asleep: @escaping @Sendable () -> Double = BufferedDriver.secondsAsleep,
+        pacing: ReadPacing = ReadPacing(), relayOnly: Bool = false
     ) throws(SensorFailure) {
         self.accelerometer = accelerometer
         self.monotonic = monotonic
@@ -85,7 +93,7 @@ public final class BufferedDriver: SensorDriver {
         let withTimestamp = accelerometer.timestampElement != nil
         var channels = accelerometer.scanElements.map(\.channel)
         if withTimestamp { channels.append("timestamp") }
-        let samples = max(1, Int((rate / Self.wakeupsPerSecond).rounded()))
+        let samples = pacing.scansPerRead(rate: rate, relayOnly: relayOnly)
         timestampClock =
             withTimestamp ? Self.setTimestampClock(device: accelerometer.id, context: context, logger: logger) : nil
         // The length first: the kernel refuses a watermark longer than the buffer.
@@ -103,8 +111,11 @@ public final class BufferedDriver: SensorDriver {
         } catch {
             throw .failed(error)
         }
-        readInterval = paced && rate > 0 ? .microseconds(Int64((Double(samples) / rate * 1e6).rounded())) : nil
+        self.pacing = paced && rate > 0 ? pacing : nil
+        self.rate = rate
+        mode = relayOnly ? .relay : .still
         let layout = accelerometer.scanLayout(withTimestamp: withTimestamp)
+        fullRead = samples * layout.scanBytes
         decoder = ScanDecoder(layout: layout)
         clock = SampleClock(rate: rate)
         lastData = monotonic()
@@ -124,12 +135,13 @@ public final class BufferedDriver: SensorDriver {
 
     public func next(wakeup: Wakeup) throws(SensorFailure) -> DriverRead {
         // (a remote buffer's blocking read paces itself: sleeping before it would let scans pile up at iiod)
-        if let readInterval, let lastRead, !buffer.readsBlock {
+        if let pacing, let lastRead, !buffer.readsBlock {
+            let readInterval = Duration.microseconds(Int64((pacing.interval(mode, rate: rate) * 1e6).rounded()))
             let remaining = ContinuousClock.now.duration(to: lastRead + readInterval)
             if remaining > .zero, wakeup.sleep(for: remaining) { return .stopped }
             // A read's worth of time has passed: take what is there (non-blocking), without waiting for the
             // watermark — a poll would wake at every scan still to come.
-            if let read = deliver(try readBuffer()) { return read }
+            if let read = deliver(try readAll()) { return read }
         }
         if buffer.readsBlock {
             // A remote buffer (iiod): the read itself waits for a read's worth of scans, bounded by the
@@ -152,9 +164,24 @@ public final class BufferedDriver: SensorDriver {
         case .timedOut:
             return try checkSilence()
         case .ready:
-            if let read = deliver(try readBuffer()) { return read }
+            if let read = deliver(try readAll()) { return read }
             return try checkSilence()
         }
+    }
+
+    /// Everything the kernel holds, in up to ``bufferReads`` + 1 refills of a read's worth: a sensor that delivers
+    /// faster than its rate says (the VM's feeder at 100 Hz under the relay's 5 Hz), or a late read, would
+    /// otherwise leave the oldest scans for the next read while the kernel's full buffer drops the newest.
+    private func readAll() throws(SensorFailure) -> [UInt8] {
+        var bytes = try readBuffer()
+        var reads = 1
+        while fullRead > 0, bytes.count >= fullRead, reads <= Self.bufferReads {
+            let more = try readBuffer()
+            if more.isEmpty { break }
+            bytes += more
+            reads += 1
+        }
+        return bytes
     }
 
     private func readBuffer() throws(SensorFailure) -> [UInt8] {

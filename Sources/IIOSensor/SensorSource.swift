@@ -28,10 +28,13 @@ public final class SensorSource {
         public var rescanInterval: Duration
         /// Retry a context that fails for another reason this often even if no device changed.
         public var retryInterval: Duration
-        /// Buffered capture sleeps a read's worth of scans between reads, so that it wakes about
-        /// ``BufferedDriver/wakeupsPerSecond`` times a second (the kernel wakes a buffer's poller at every scan,
-        /// whatever the watermark). False only for tests whose clock is simulated.
+        /// Buffered capture sleeps between reads as ``pacing`` says, so that it wakes about five times a second
+        /// while the device is still (the kernel wakes a buffer's poller at every scan, whatever the watermark).
+        /// False only for tests whose clock is simulated.
         public var pacedReads: Bool
+        /// The time between reads of a buffer: long while the device is still, short while a motion is under
+        /// way, longest when only the relay reads.
+        public var pacing: ReadPacing
         /// The first wait, seconds, before setting up a sensor again whose attributes udev has not yet given the
         /// daemon (``PermissionRetry``).
         public var permissionRetryFirst: Double
@@ -39,8 +42,9 @@ public final class SensorSource {
         public init(
             request: DeviceRequest = .automatic, rate: Double = 100, rescanInterval: Duration = .seconds(1),
             retryInterval: Duration = .seconds(10), pacedReads: Bool = true, permissionRetryFirst: Double = 0.25,
-            range: SensorRange = .automatic
+            range: SensorRange = .automatic, pacing: ReadPacing = ReadPacing()
         ) {
+            self.pacing = pacing
             self.request = request
             self.rate = rate
             self.range = range
@@ -51,6 +55,12 @@ public final class SensorSource {
         }
     }
 
+    /// Whether the detector follows a motion now (asked before each read of a buffer): reads come in short steps
+    /// then, so that its decisions are not held back (``ReadPacing``).
+    public var motionUnderWay: () -> Bool = { false }
+    /// Called before each wait for samples while capturing, whether samples come or not (at least every 0.25 s
+    /// with a buffer, every sample interval when polling).
+    public var beforeRead: () -> Void = {}
     /// The programs holding a device node (`/dev/iio:deviceN`).
     public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
     /// The running programs known to use accelerometers, for when the holder cannot be seen.
@@ -211,7 +221,7 @@ public final class SensorSource {
             do {
                 driver = try BufferedDriver(
                     accelerometer: accelerometer, context: context, rate: rate, logger: logger, monotonic: monotonic,
-                    paced: configuration.pacedReads)
+                    paced: configuration.pacedReads, pacing: configuration.pacing, relayOnly: lowestRate != nil)
             } catch .failed(let failure) where failure.isPermissionDenied && permissions.retries(accelerometer.id) {
                 if let wait = refused(accelerometer, error: failure) { return .refused(wait) }
                 logger.warning(
@@ -269,6 +279,10 @@ public final class SensorSource {
                         return change
                     }
                 }
+            }
+            beforeRead()
+            if let buffered = driver as? BufferedDriver {
+                buffered.mode = ReadPacing.mode(relayOnly: lowestRate != nil, motionUnderWay: motionUnderWay())
             }
             let read: DriverRead
             do {

@@ -6,7 +6,9 @@ import UInput
 
 /// What the relay to iio-sensor-proxy does, decided without a device: which uinput accelerometer to make for
 /// the sensor in use (its name and the udev properties it carries over), and which readings to send it, at most
-/// one per ``interval`` of the sensor's clock. The ``RelayService`` acts on the returned actions.
+/// one per ``interval`` of the sensor's clock, and only one that differs from the last sent by more than
+/// ``tolerance`` on an axis: a device lying still costs no writes, nor the relay's task a wake-up. The
+/// ``RelayService`` acts on the returned actions.
 ///
 /// iio-sensor-proxy reading the IIO device itself sees the sensor's own axes, in m/s² (raw × scale), and
 /// applies the mount matrix and location it finds as the device's udev properties. The relay gives it the same:
@@ -37,10 +39,15 @@ public struct AccelerometerRelay: Sendable {
     public let interval: Double
     /// The device made, and the matrix its readings are turned back with.
     private var current: (device: Device, matrix: MountMatrix)?
+    /// The largest change on every axis, in units of 1 g = 256, that is not sent: 8 is 1/32 g, under 2 degrees of
+    /// tilt, where iio-sensor-proxy's orientations are tens of degrees apart, and above a still sensor's noise.
+    public let tolerance: Int32
     private var lastSent: Double?
+    private var lastValues: (x: Int32, y: Int32, z: Int32)?
 
-    public init(interval: Double = 0.2) {
+    public init(interval: Double = 0.2, tolerance: Int32 = 8) {
         self.interval = interval
+        self.tolerance = max(0, tolerance)
     }
 
     /// The lowest sampling rate that serves the relay, Hz.
@@ -55,6 +62,7 @@ public struct AccelerometerRelay: Sendable {
         lastSent = nil
         let device = Self.device(for: accelerometer)
         if let current, current.device == device, current.matrix == accelerometer.mountMatrix { return nil }
+        lastValues = nil
         current = (device, accelerometer.mountMatrix)
         return .create(device)
     }
@@ -62,6 +70,7 @@ public struct AccelerometerRelay: Sendable {
     /// There is no sensor any more (it vanished, and the source waits for one), or the relay stops.
     public mutating func sensorGone() -> Action? {
         lastSent = nil
+        lastValues = nil
         guard current != nil else { return nil }
         current = nil
         return .destroy
@@ -73,12 +82,21 @@ public struct AccelerometerRelay: Sendable {
         // A new stream's clock may start anywhere: a time before the last one sent starts the pacing again.
         // (A microsecond's tolerance: sample times are sums of floating-point periods.)
         if let lastSent, sample.time >= lastSent, sample.time - lastSent < interval - 1e-6 { return nil }
-        lastSent = sample.time
         let sensor = matrix.transposed.apply(sample.acceleration)
-        return .update(
+        let values = (
             x: AccelerometerUnits.units(metresPerSecondSquared: sensor.x),
             y: AccelerometerUnits.units(metresPerSecondSquared: sensor.y),
-            z: AccelerometerUnits.units(metresPerSecondSquared: sensor.z))
+            z: AccelerometerUnits.units(metresPerSecondSquared: sensor.z)
+        )
+        if let last = lastValues, abs(Int64(values.x) - Int64(last.x)) <= Int64(tolerance),
+            abs(Int64(values.y) - Int64(last.y)) <= Int64(tolerance),
+            abs(Int64(values.z) - Int64(last.z)) <= Int64(tolerance)
+        {
+            return nil
+        }
+        lastSent = sample.time
+        lastValues = values
+        return .update(x: values.x, y: values.y, z: values.z)
     }
 
     /// The input device for an accelerometer.

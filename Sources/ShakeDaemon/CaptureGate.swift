@@ -19,10 +19,13 @@ public struct CaptureGate: Sendable, Equatable {
         case relay = "the orientation relay reads the sensor"
         /// Clients listen, but every one of their users' sessions is locked or in the background.
         case sessionsAway = "the listeners' sessions are locked or inactive"
+        /// The relay is on, but nothing reads its input device: no client claims the accelerometer from
+        /// iio-sensor-proxy (``RelayDemand``).
+        case relayUnread = "nobody reads the orientation relay"
         case nobody = "nobody is listening"
 
         /// Whether capture runs for this reason.
-        public var captures: Bool { self != .nobody && self != .sessionsAway }
+        public var captures: Bool { self != .nobody && self != .sessionsAway && self != .relayUnread }
     }
 
     public enum Action: Sendable, Equatable {
@@ -48,6 +51,9 @@ public struct CaptureGate: Sendable, Equatable {
     public private(set) var presentUsers: Set<UInt32>?
     /// Whether the relay to iio-sensor-proxy is on (it needs a few readings a second).
     public private(set) var relay: Bool
+    /// Whether something reads the relay's input device (iio-sensor-proxy does while a client claims the
+    /// accelerometer); true until the relay can tell.
+    public private(set) var relayRead = true
     /// Whether capture was last told to run.
     public private(set) var isCapturing: Bool
     /// Whether capture was last told to run at the relay's low rate.
@@ -83,9 +89,9 @@ public struct CaptureGate: Sendable, Equatable {
         if busClaims.values.contains(where: counts) { return .busClaims }
         // A sample stream is a deliberate recording (admin-only): it does not follow sessions.
         if sampleStreams > 0 { return .sampleStreams }
-        if relay { return .relay }
+        if relay && relayRead { return .relay }
         if !subscriberUsers.isEmpty || !busClaims.isEmpty { return .sessionsAway }
-        return .nobody
+        return relay ? .relayUnread : .nobody
     }
 
     /// Whether capture should run now.
@@ -128,6 +134,12 @@ public struct CaptureGate: Sendable, Equatable {
     /// The relay was turned on (its uinput device exists) or off (it could not be made, or the sensor went).
     public mutating func relayChanged(_ relay: Bool) -> Action? {
         self.relay = relay
+        return settle()
+    }
+
+    /// Something began or stopped reading the relay's input device (``RelayDemand``).
+    public mutating func relayReadChanged(_ read: Bool) -> Action? {
+        relayRead = read
         return settle()
     }
 

@@ -77,7 +77,7 @@ public final class Daemon: Sendable {
             gate: CaptureGate(
                 printEvents: run.printEvents, hasSocket: run.listener != nil, alwaysOn: sensor.alwaysOn,
                 relay: relays, followSession: sensor.followSession))
-        relay = relays ? RelayLink(capture: capture) : nil
+        relay = relays ? RelayLink(capture: capture, logger: logger) : nil
         switch sensor.source {
         case .iio(let uri):
             let backend = LibIIOBackend(uri: uri)
@@ -158,7 +158,7 @@ public final class Daemon: Sendable {
         let path = EventPath(consumers: consumers)
         let source = SourceLoop(
             input: input, settings: started.detector.settings(), capture: capture, status: status, path: path,
-            notices: notices, logger: logger)
+            notices: notices, relay: relay, logger: logger)
         let reload = ConfigurationReload(
             started: started, read: self.reload, path: configPath,
             parts: .init(

@@ -22,9 +22,12 @@ final class RelayLink: Sendable {
     private let relay = Locked(AccelerometerRelay())
     private let stream = AsyncStream.makeStream(of: Step.self)
     private let capture: CaptureSwitch
+    /// Whether anything reads the relay's device: while nothing does, capture does not run for its sake.
+    let readers: RelayReaders
 
-    init(capture: CaptureSwitch) {
+    init(capture: CaptureSwitch, logger: Logger) {
         self.capture = capture
+        readers = RelayReaders(capture: capture, logger: logger)
     }
 
     var steps: AsyncStream<Step> { stream.stream }
@@ -98,6 +101,7 @@ struct RelayService: Service {
                 if device != nil { logger.info("the relay's uinput accelerometer is removed") }
                 device?.close()
                 device = nil
+                link.readers.deviceRemoved()
                 if retry.failures > 0 { link.available(true) }
                 retry.destroy()
             }
@@ -137,6 +141,7 @@ struct RelayService: Service {
                 "mount_matrix": "\(relay.properties["ACCEL_MOUNT_MATRIX"] ?? "")",
                 "location": "\(relay.properties["ACCEL_LOCATION"] ?? "unknown")",
             ])
+        link.readers.deviceMade(systemName: made.systemName)
         return made
     }
 

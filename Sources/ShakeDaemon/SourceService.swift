@@ -47,6 +47,9 @@ final class SourceLoop: Sendable {
     private let status: StatusBoard
     private let path: EventPath
     private let notices: SystemdNotices
+    /// The relay's link (with `sensor.relay`): whether its evdev node is read decides capture while only it
+    /// would read.
+    private let relay: RelayLink?
     private let logger: Logger
     /// The detector of the live stream, used by the source's thread, by a reload (new settings: a shake in
     /// progress goes on and is decided under them) and by `run` once that thread has ended.
@@ -56,8 +59,9 @@ final class SourceLoop: Sendable {
 
     init(
         input: Input, settings: DetectorSettings, capture: CaptureSwitch, status: StatusBoard, path: EventPath,
-        notices: SystemdNotices, logger: Logger
+        notices: SystemdNotices, relay: RelayLink? = nil, logger: Logger
     ) {
+        self.relay = relay
         self.input = input
         detector = Locked(ShakeDetector(settings: settings))
         self.capture = capture
@@ -90,7 +94,13 @@ final class SourceLoop: Sendable {
         switch input {
         case .capture(let open, let describe):
             logger.info("starting", metadata: describe)
-            captureWhileListened(open())
+            let source = open()
+            // Reads come in short steps while the detector follows a motion (ReadPacing); whether the relay is
+            // read is looked at before every wait for samples, samples or not (a silent sensor delivers none).
+            source.attend(
+                motionUnderWay: { [self] in detector.withLock { $0.isMotionUnderWay } },
+                beforeRead: { [self] in relay?.readers.check() })
+            captureWhileListened(source)
         case .replay(let path, let speed, let loop):
             let replay = TraceReplay(path: path, speed: speed, loop: loop, logger: logger)
             let status = replay.run(
@@ -134,7 +144,8 @@ final class SourceLoop: Sendable {
             if let idle = capture.idleWakeup() {
                 sayIdle(source)
                 while !capture.shutdown.isSignalled && !idle.isSignalled {
-                    idle.sleep(for: .seconds(3600))
+                    // While only an unread relay keeps it off, an open of the relay's node ends the wait too.
+                    if let relay { _ = relay.readers.wait(idle: idle) } else { idle.sleep(for: .seconds(3600)) }
                 }
                 capture.waitEnded()
                 if capture.shutdown.isSignalled { return }
@@ -158,6 +169,10 @@ final class SourceLoop: Sendable {
         let why = capture.gate.reason
         if why == .sessionsAway {
             logger.info("the listeners' sessions are locked or inactive: capture is off until one is back")
+        } else if why == .relayUnread {
+            logger.info(
+                "nobody listens and nothing reads the relay: capture is off until a client connects or the relay is read"
+            )
         } else {
             logger.info("nobody is listening: capture is off until a client connects")
         }
@@ -194,6 +209,18 @@ protocol SensorCapture {
     func peek() -> Accelerometer?
     /// Captures until `wakeup` is signalled, reporting samples and the sensor's state in order.
     func run(wakeup: Wakeup, lowestRate: Double?, report: (SourceEvent) -> Void)
+    /// What capture asks as it goes: whether the detector follows a motion (before each read of a buffer), and
+    /// a call before each wait for samples.
+    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void)
 }
 
-extension SensorSource: SensorCapture {}
+extension SensorCapture {
+    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void) {}
+}
+
+extension SensorSource: SensorCapture {
+    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void) {
+        self.motionUnderWay = motionUnderWay
+        self.beforeRead = beforeRead
+    }
+}

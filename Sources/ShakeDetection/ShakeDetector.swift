@@ -345,6 +345,11 @@ public struct ShakeDetector: Sendable {
     /// Whether a shake has begun and not yet ended or been cancelled.
     public var isShaking: Bool { inShake && isReported }
 
+    /// Whether a hand may be at work: a stroke is under way, or a shake is in progress (reported or not). The
+    /// capture reads its sensor in short steps then, so that the decisions to come (`ended`, a `began` at a
+    /// reversal) are not held back by a long read.
+    public var isMotionUnderWay: Bool { inShake || hasStroke }
+
     /// Whether a shake is in progress, reported or not.
     private var inShake: Bool {
         if case .shaking = mode { return true }

@@ -96,6 +96,40 @@ struct BufferedDriverTests {
 
     /// The kernel wakes a buffer's poller at every scan, whatever the watermark: paced reads sleep a read's worth
     /// of scans (20 at 100 Hz, 0.2 s) between reads instead.
+    /// Only the relay reads (5 Hz, once a second): the buffer takes a second's worth of scans per read and holds
+    /// four reads' worth, and the watermark is a read's worth.
+    @Test func theRelayAlonesBufferHoldsASecondPerRead() throws {
+        let (world, accelerometer) = world()
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 5, logger: quietLogger, monotonic: world.clock,
+            relayOnly: true)
+        let written = world.state.withLock { $0.written }
+        #expect(written.contains("iio:device0/buffer/length=20"))
+        #expect(written.contains("iio:device0/buffer/watermark=5"))
+        #expect(written.contains { $0.hasPrefix("iio:device0/buffer channels=") && $0.hasSuffix("samples=5") })
+        #expect(driver.mode == .relay)
+        #expect(driver.summary.contains("5 scans per read"))
+    }
+
+    /// A read takes everything the kernel holds, not a read's worth: left behind, the oldest scans would be the
+    /// next read's while a full kernel buffer drops the newest.
+    @Test func aReadTakesEverythingTheKernelHolds() throws {
+        let (world, accelerometer) = world()
+        let full = (0..<20).map { layout.encode(x: 0, y: 981, z: 0, timestamp: Int64($0 + 1) * 10_000_000) }
+        let rest = (20..<25).map { layout.encode(x: 0, y: 981, z: 0, timestamp: Int64($0 + 1) * 10_000_000) }
+        world.state.withLock { $0.devices[0].reads = [Array(full.joined()), Array(rest.joined())] }
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
+            paced: false)
+        var delivered: [Sample] = []
+        while delivered.isEmpty {
+            if case .samples(let samples) = try driver.next(wakeup: Wakeup()) { delivered = samples }
+        }
+        #expect(delivered.count == 25)
+    }
+
     @Test func pacedReadsAreAReadsWorthOfScansApart() throws {
         let (world, accelerometer) = world()
         let read = layout.encode(x: 0, y: 981, z: 0, timestamp: 1)

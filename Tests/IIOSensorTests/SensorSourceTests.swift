@@ -62,6 +62,35 @@ struct SensorSourceTests {
         return (samples, events, breaks)
     }
 
+    /// The relay looks at its readers before every wait for samples, whether samples come or not: a sensor that
+    /// delivers nothing (a HID sensor reporting only on change, lying still) must not keep it from seeing that
+    /// nobody reads it any more. Here the buffer stays empty: the loop still asks, and asks what the detector
+    /// follows.
+    @Test func everyWaitForSamplesIsAnnouncedEvenWhenNoneCome() {
+        let world = FakeWorld()
+        world.add(.accelerometer(number: 0))
+        world.add(.trigger(number: 0, name: "fake-accel-dev0"))
+        let source = source(world)
+        let wakeup = Wakeup()
+        var announced = 0
+        var asked = 0
+        var samples = 0
+        source.motionUnderWay = {
+            asked += 1
+            return false
+        }
+        source.beforeRead = {
+            announced += 1
+            if announced >= 5 { wakeup.signal() }
+        }
+        source.run(wakeup: wakeup) { report in
+            if case .sample = report { samples += 1 }
+        }
+        #expect(announced >= 5)
+        #expect(samples == 0)
+        #expect(asked > 0)
+    }
+
     @Test func bufferedCaptureDeliversEverySampleInTheDeviceFrame() {
         let trace = synthesize {
             $0.before = 1; $0.after = 1; $0.duration = 1.2

@@ -76,12 +76,33 @@ struct AccelerometerRelayTests {
     @Test func readingsArePacedOnTheSensorsClock() {
         var relay = AccelerometerRelay(interval: 0.2)
         _ = relay.sensorChanged(accelerometer())
+        // The device turns steadily: every sample differs from the one before by more than the tolerance.
         let times = (0...100).map { Double($0) / 100 }
-        let sent = times.filter { relay.sample(Sample(time: $0, x: 0, y: -9.81, z: 0)) != nil }
+        let sent = times.filter { relay.sample(Sample(time: $0, x: $0 * 9.81, y: -9.81, z: 0)) != nil }
         #expect(sent.count == 6)
         #expect(zip(sent, sent.dropFirst()).allSatisfy { $1 - $0 >= 0.2 - 1e-6 })
         // A new stream whose clock starts earlier is paced from its first sample.
         #expect(relay.sample(Sample(time: 0.05, x: 0, y: -9.81, z: 0)) != nil)
+    }
+
+    /// A device lying still (its readings within 1/32 g of the last one sent) costs no write after the first,
+    /// nor the relay's task a wake-up; a change past the tolerance is sent at once, even after a long still spell.
+    @Test func readingsWithinTheToleranceOfTheLastSentAreNotSentAgain() {
+        var relay = AccelerometerRelay(interval: 0.2)
+        _ = relay.sensorChanged(accelerometer())
+        let noise = [0.0, 0.2, -0.2, 0.25, -0.1]  // m/s²: up to 7 units of 1 g = 256
+        let still = (0..<500).map { Sample(time: Double($0) / 100, x: noise[$0 % 5], y: -9.81, z: 0) }
+        let sent = still.compactMap { relay.sample($0) }
+        #expect(sent == [.update(x: 0, y: -256, z: 0)])
+        // Turned to bottom-up: sent with the first sample that shows it.
+        #expect(relay.sample(Sample(time: 5.0, x: 0, y: 9.81, z: 0)) == .update(x: 0, y: 256, z: 0))
+        // Back within the tolerance of that: nothing.
+        #expect(relay.sample(Sample(time: 5.5, x: 0.2, y: 9.81, z: 0)) == nil)
+        // The same sensor again (capture resumed) keeps what the device holds; another one starts afresh.
+        #expect(relay.sensorChanged(accelerometer()) == nil)
+        #expect(relay.sample(Sample(time: 6, x: 0, y: 9.81, z: 0)) == nil)
+        _ = relay.sensorChanged(accelerometer(matrix: rotated))
+        #expect(relay.sample(Sample(time: 7, x: 9.81, y: 0, z: 0)) == .update(x: 0, y: 256, z: 0))
     }
 
     @Test func nothingIsSentWithoutASensorOrForAnUnusableSample() {

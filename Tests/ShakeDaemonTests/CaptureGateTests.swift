@@ -170,6 +170,24 @@ struct CaptureGateRelayTests {
         #expect(listened.listenersChanged(subscribers: 0, sampleStreams: 0) == .stopCapture)
     }
 
+    /// Nothing reads the relay's device (no client claims the accelerometer from iio-sensor-proxy): the relay
+    /// keeps no capture on, a subscriber still does, and the relay read again starts the low rate.
+    @Test func anUnreadRelayKeepsNoCaptureOn() {
+        var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false, relay: true)
+        #expect(gate.relayReadChanged(false) == .stopCapture)
+        #expect(gate.reason == .relayUnread)
+        #expect(!gate.reason.captures)
+        #expect(gate.listenersChanged(subscribers: 1, sampleStreams: 0) == .startCapture(.subscribers))
+        #expect(!gate.isLowRate)
+        #expect(gate.listenersChanged(subscribers: 0, sampleStreams: 0) == .stopCapture)
+        #expect(gate.relayReadChanged(true) == .startCapture(.relay))
+        #expect(gate.isLowRate)
+        // Without a relay, whether it is read changes nothing.
+        var plain = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false)
+        #expect(plain.relayReadChanged(false) == nil)
+        #expect(plain.reason == .nobody)
+    }
+
     @Test func theRelayStartingWhileNobodyListensStartsLowRateCapture() {
         var gate = CaptureGate(printEvents: false, hasSocket: true, alwaysOn: false)
         #expect(gate.relayChanged(true) == .startCapture(.relay))

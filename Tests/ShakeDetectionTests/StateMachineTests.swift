@@ -84,6 +84,26 @@ struct StateMachineTests {
         #expect(!detector.isShaking)
     }
 
+    /// What the capture reads in short steps for: a motion under way from before `began` until `ended` is
+    /// decided, and nothing while the device lies still before and after.
+    @Test func motionIsUnderWayFromTheFirstStrokeUntilTheShakeIsDecided() {
+        var detector = ShakeDetector()
+        var underWay: [Double] = []
+        var decided: [Double] = []
+        for sample in synthesize({ $0.duration = 1.5 }) {
+            // As the capture asks it: before the sample that may decide.
+            if detector.isMotionUnderWay { underWay.append(sample.time) }
+            if let event = detector.process(sample) { decided.append(event.time) }
+        }
+        #expect(decided.count == 2)
+        guard let first = underWay.first, let last = underWay.last, decided.count == 2 else { return }
+        // The shake lies from 2.0 to 3.5 s: still before, under way before `began` and up to `ended`.
+        #expect(first >= 2.0 && first < decided[0])
+        #expect(last >= decided[1] - 0.011 && last <= decided[1])
+        #expect(!detector.isMotionUnderWay)
+        #expect(!underWay.contains { $0 > decided[1] })
+    }
+
     @Test func interruptWhenIdleReportsNothing() {
         var detector = ShakeDetector()
         #expect(detector.interrupt() == nil)

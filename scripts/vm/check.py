@@ -209,6 +209,14 @@ def parse(log_path):
                 s.setdefault("sent", []).append((float(t), int(i)))
             elif kind == "log":
                 s["log"].append(rest)
+            elif kind == "stamp":
+                t, _, text = rest.partition(" ")
+                try:
+                    event = json.loads(text)
+                    if event.get("event") == "shake":
+                        s.setdefault("stamps", []).append((float(t), event))
+                except ValueError:
+                    pass
             elif kind == "keys":
                 s.setdefault("keys", []).append(rest)
             elif kind == "listen":
@@ -306,15 +314,66 @@ def check_relay(s, spec):
         problems.append("%d shakes to shakectl listen with the relay, expected %d" % (ended, spec["ended"]))
     if not any("ADVICE=" in line and "iio-sensor-proxy" in line for line in s["log"]):
         problems.append("shaked's log does not name iio-sensor-proxy as holding the busy sensor")
-    try:
-        seconds = float(info["cost_seconds"])
-        notes.append("relay alone: %.1f wake-ups/s, CPU %.2f %% (sensor at %s Hz; %s Hz with a subscriber)" % (
-            int(info["cost_switches"]) / seconds, 100.0 * int(info["cost_ticks"]) / int(info["hz"]) / seconds,
-            info.get("relay_rate"), info.get("subscribed_rate")))
-    except (KeyError, ValueError, ZeroDivisionError):
-        problems.append("no cost measurement")
+    costs = {}
+    for phase in ("cost", "unclaimed"):
+        try:
+            seconds = float(info[phase + "_seconds"])
+            costs[phase] = (int(info[phase + "_switches"]) / seconds,
+                            100.0 * int(info[phase + "_ticks"]) / int(info["hz"]) / seconds)
+        except (KeyError, ValueError, ZeroDivisionError):
+            problems.append("no %s measurement" % phase)
+    if "cost" in costs:
+        notes.append("relay alone, claimed: %.1f wake-ups/s, CPU %.2f %% (sensor at %s Hz; %s Hz with a subscriber)"
+                     % (costs["cost"] + (info.get("relay_rate"), info.get("subscribed_rate"))))
+    # Nobody claims the accelerometer from iio-sensor-proxy: shaked turns the sensor off, and claimed again on.
+    demand = " ".join(s.get("log demand", [])) + " ".join(line for line in s["log"] if line.startswith("demand "))
+    if "nothing has read the relay" not in demand:
+        problems.append("shaked did not see that nothing reads the relay once monitor-sensor left")
+    if "the relay is read again" not in demand:
+        problems.append("shaked did not see the relay read again once monitor-sensor claimed it")
+    if "unclaimed" in costs:
+        # Printed against the goal, not failed: under TCG the first runs gave 2.2 a second with the sensor off,
+        # from what is not known yet.
+        notes.append("relay alone, unclaimed (sensor off): %.2f wake-ups/s (goal %.1f), CPU %.2f %%" % (
+            costs["unclaimed"][0], RELAY_UNCLAIMED_WAKEUPS, costs["unclaimed"][1]))
+    if not any("Has accelerometer" in line for line in s.get("monitor-reclaim", [])):
+        problems.append("monitor-sensor claiming again found no accelerometer")
+    # How long after the feeder sent the end of each turn monitor-sensor printed the new orientation.
+    delays = orientation_delays(s.get("monitor-times", []), info.get("turn_ends", ""))
+    if delays:
+        notes.append("orientation to monitor-sensor after each turn's end: %s s (max %.2f)" % (
+            ", ".join("%.2f" % d for d in delays), max(delays)))
     notes.append("orientations %s with and without the relay, %d shakes" % (" > ".join(relay), ended))
     return problems, notes
+
+
+# The relay scenario: the daemon's wake-ups a second while nobody claims the accelerometer (sensor off).
+RELAY_UNCLAIMED_WAKEUPS = 0.2
+
+
+def orientation_delays(lines, turn_ends):
+    """Seconds from the end of each turn (the feeder's send times, CLOCK_MONOTONIC) to the first line of
+    monitor-sensor (stamped with the same clock) that names the turn's new orientation."""
+    try:
+        ends = [float(t) for t in turn_ends.split(",") if t]
+    except ValueError:
+        return []
+    stamped = []
+    for line in lines:
+        t, _, rest = line.partition(" ")
+        m = ORIENTATION.search(rest)
+        if m:
+            try:
+                stamped.append((float(t), m.group(1) or m.group(2)))
+            except ValueError:
+                pass
+    delays = []
+    for end, target in zip(ends, TURNS[1:]):
+        # The first report of the new orientation after the turn began (a second before its end).
+        hits = [t for t, value in stamped if value == target and t > end - 1.0]
+        if hits:
+            delays.append(hits[0] - end)
+    return delays
 
 
 def check_package(s, spec):
@@ -568,6 +627,9 @@ def check(name, s, spec, args, tmp):
                 problems.append("%.1f wake-ups per second, expected about 5 (rate / watermark): 2 to 10" % per_second)
             if info.get("clock") != "monotonic":
                 problems.append("current_timestamp_clock is %s, expected monotonic" % info.get("clock"))
+    delays = event_delays(s)
+    if delays:
+        notes.append(delay_summary(delays))
     return problems, notes
 
 
@@ -640,6 +702,33 @@ def check_remote(s, spec, problems, notes):
     if "vanish_at" in spec:
         figures.append("capture started %d times" % len(capturing))
     notes.append("through iiod: " + ", ".join(figures or ["no figures"]))
+
+
+def event_delays(s):
+    """Seconds from the sample that decided each event (its time: the kernel's stamp when the report arrived, or
+    the poll) to a reader of the daemon's output having it (stamp-lines, on the same clock), by phase."""
+    delays = {}
+    for read, event in s.get("stamps", []):
+        try:
+            delays.setdefault(event["phase"], []).append(read - float(event["time"]))
+        except (KeyError, TypeError, ValueError):
+            pass
+    return delays
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def delay_summary(delays):
+    """"event delay: ended p50 31 ms, p95 48 ms, max 52 ms (3); ...", every phase, then all together."""
+    everything = [d for values in delays.values() for d in values]
+    parts = []
+    for phase, values in sorted(delays.items()) + [("all", everything)]:
+        parts.append("%s p50 %.0f ms, p95 %.0f ms, max %.0f ms (%d)" % (
+            phase, 1000 * percentile(values, 0.5), 1000 * percentile(values, 0.95), 1000 * max(values), len(values)))
+    return "event delay: " + "; ".join(parts)
 
 
 # What the daemon types for `shakectl key ctrl+z`, once a shake: KEY_LEFTCTRL down, KEY_Z down, KEY_Z up,

@@ -59,13 +59,18 @@ ctxsw_threads() {
     done
 }
 
+# The daemon's events go through stamp-lines, which notes when it read each one (/tmp/$name.stamps): the delay
+# from the sample that decided an event to a reader having it.
 start_daemon() {
+    rm -f /tmp/$name.fifo
+    mkfifo /tmp/$name.fifo
+    /bin/stamp-lines /tmp/$name.stamps </tmp/$name.fifo >/tmp/$name.events &
     if [ -n "$as_user" ]; then
         # (busybox su execs the shell, which execs the daemon: $! is the daemon)
         su "$as_user" -s /bin/sh -c "exec /usr/bin/shaked --print-events --no-socket --log-level debug" \
-            >/tmp/$name.events 2>/tmp/$name.log &
+            >/tmp/$name.fifo 2>/tmp/$name.log &
     else
-        /usr/bin/shaked --print-events --no-socket --log-level debug >/tmp/$name.events 2>/tmp/$name.log &
+        /usr/bin/shaked --print-events --no-socket --log-level debug >/tmp/$name.fifo 2>/tmp/$name.log &
     fi
     dpid=$!
 }
@@ -95,7 +100,9 @@ stop_daemon() {
 }
 
 report() {
+    sleep 0.2  # (stamp-lines reads the last events after the daemon has ended)
     while IFS= read -r line; do say "$name event $line"; done </tmp/$name.events
+    [ -f /tmp/$name.stamps ] && while IFS= read -r line; do say "$name stamp $line"; done </tmp/$name.stamps
     while IFS= read -r line; do say "$name feeder $line"; done </tmp/$name.feeder
     while IFS= read -r line; do say "$name log $line"; done </tmp/$name.log
     [ -f /tmp/$name.sent ] && while IFS= read -r line; do say "$name sent $line"; done </tmp/$name.sent

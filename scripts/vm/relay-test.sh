@@ -36,11 +36,42 @@ played() {
   for _ in $(seq 900); do grep -q "uhid-accel: done" "/tmp/$1-feeder" && break; kill -0 $fpid 2>/dev/null || break; sleep 0.1; done
   grep -q "uhid-accel: done" "/tmp/$1-feeder" || info "feeder_timeout_$1"
 }
-# The wake-ups (context switches of all threads) and CPU time (user + system, clock ticks) of a process.
-switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'; }
+# The context switches of each thread of a process ("TID COUNT" lines), and its CPU time (user + system, clock
+# ticks).
+switches() {
+  for t in /proc/"$1"/task/*; do
+    printf '%s %s\n' "${t##*/}" "$(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' "$t/status" 2>/dev/null)"
+  done
+}
 ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
 # The device's sampling rate (HID sensors name it in_accel_sampling_frequency).
 rate() { cat /sys/bus/iio/devices/iio:device0/{,in_accel_}sampling_frequency 2>/dev/null | head -1; }
+# monitor-sensor, its lines in $1 and, each after the time it was read (CLOCK_MONOTONIC, as the feeder's), in
+# $1-times; sets mpid.
+monitor() {
+  rm -f "$1.fifo"
+  mkfifo "$1.fifo"
+  stdbuf -oL monitor-sensor >"$1.fifo" 2>&1 &
+  mpid=$!
+  while IFS= read -r line; do
+    echo "$line" >>"$1"
+    echo "$("$lib/monotonic") $line" >>"$1-times"
+  done <"$1.fifo" &
+}
+# The wake-ups and CPU time of process $1 over $2 seconds, as "NAME_switches=... NAME_ticks=... NAME_seconds=...".
+# Thread by thread: a thread that ends meanwhile would take its count out of a plain sum; one that starts counts
+# from zero.
+cost() {
+  local c0 t0 c1 t1 n
+  switches "$1" >/tmp/cost.before
+  c0=$(ticks "$1") t0=$(cut -d' ' -f1 /proc/uptime)
+  sleep "$2"
+  switches "$1" >/tmp/cost.after
+  c1=$(ticks "$1") t1=$(cut -d' ' -f1 /proc/uptime)
+  n=$(awk 'NR == FNR { a[$1] = $2; next } { n += ($1 in a) ? $2 - a[$1] : $2 } END { print n + 0 }' \
+    /tmp/cost.before /tmp/cost.after)
+  echo "$3_switches=$n $3_ticks=$((c1 - c0)) $3_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+}
 
 # --- With the relay ---
 feed relay
@@ -62,15 +93,12 @@ if [ -n "$event" ]; then
   info "input_accel=$(property /dev/input/$event ID_INPUT_ACCELEROMETER) input_type=$(property /dev/input/$event IIO_SENSOR_PROXY_TYPE) input_matrix=$(property /dev/input/$event ACCEL_MOUNT_MATRIX) input_location=$(property /dev/input/$event ACCEL_LOCATION)"
 fi
 systemctl start iio-sensor-proxy.service
-monitor-sensor >/tmp/relay-monitor 2>&1 &
-mpid=$!
+monitor /tmp/relay-monitor
 pid=$(systemctl show -p MainPID --value shaked.service)
-# The relay's cost while only it reads: 5 s of the daemon's wake-ups and CPU time.
+# The relay's cost while only it reads (monitor-sensor claims the accelerometer): 5 s of the daemon's wake-ups
+# and CPU time.
 sleep 1
-s0=$(switches "$pid") c0=$(ticks "$pid") t0=$(cut -d' ' -f1 /proc/uptime)
-sleep 5
-s1=$(switches "$pid") c1=$(ticks "$pid") t1=$(cut -d' ' -f1 /proc/uptime)
-info "cost_switches=$((s1 - s0)) cost_ticks=$((c1 - c0)) cost_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') hz=$(getconf CLK_TCK) relay_rate=$(rate)"
+info "$(cost "$pid" 5 cost) hz=$(getconf CLK_TCK) relay_rate=$(rate)"
 shakectl listen --json >/tmp/relay-listen 2>/tmp/relay-listen.err &
 lpid=$!
 played relay
@@ -78,10 +106,25 @@ sleep 2
 info "subscribed_rate=$(rate)"
 kill $lpid $mpid 2>/dev/null
 wait $lpid $mpid 2>/dev/null
+# Nobody claims the accelerometer any more: iio-sensor-proxy stops reading the relay, and after 3 s without a
+# read shaked turns the sensor off (the feeder's device stays, its trace played).
+sleep 5
+info "$(cost "$pid" 5 unclaimed) unclaimed_rate=$(rate)"
+# Claimed again: the relay is read again, and the sensor on.
+monitor /tmp/relay-reclaim
+sleep 4
+kill $mpid 2>/dev/null
+wait $mpid 2>/dev/null
 kill $fpid 2>/dev/null
 wait $fpid 2>/dev/null
 while IFS= read -r line; do say "event $line"; done </tmp/relay-listen
 while IFS= read -r line; do say "monitor-relay $line"; done </tmp/relay-monitor
+while IFS= read -r line; do say "monitor-times $line"; done </tmp/relay-monitor-times
+while IFS= read -r line; do say "monitor-reclaim $line"; done </tmp/relay-reclaim
+# When the feeder sent the last row of each turn (scripts/vm/orientation-trace.py: 6 s, then 1 s turns held 4 s).
+info "turn_ends=$(awk '$2 == 699 || $2 == 1199 || $2 == 1699 || $2 == 2199 { printf "%s%s", (n++ ? "," : ""), $1 }' /tmp/relay-sent)"
+journalctl -u shaked.service -o cat --no-pager | grep -E "nothing has read the relay|the relay is read again|opens of the relay" |
+  while IFS= read -r line; do say "log demand $line"; done
 
 # --- Without the relay: iio-sensor-proxy reads the IIO device itself ---
 systemctl stop shaked.service iio-sensor-proxy.service
@@ -93,8 +136,7 @@ for _ in $(seq 150); do [ -e /sys/bus/iio/devices/iio:device0 ] && break; sleep 
 udevadm settle
 info "direct_iio_type=$(property /sys/bus/iio/devices/iio:device0 IIO_SENSOR_PROXY_TYPE)"
 systemctl start iio-sensor-proxy.service
-monitor-sensor >/tmp/direct-monitor 2>&1 &
-mpid=$!
+monitor /tmp/direct-monitor
 sleep 8
 # The conflict: a subscriber makes shaked capture from the device iio-sensor-proxy runs.
 shakectl listen --json >/tmp/direct-listen 2>/dev/null &

@@ -88,7 +88,7 @@ vmlinuz=$kernel_dir/root/boot/vmlinuz-$release
 # Rebuilt whenever the source differs from the one built (a copy is kept): a cache shared by checkouts of
 # different versions must not keep another checkout's feeder because its binary is newer than this source.
 mkdir -p "$cache/bin" "$cache/bin-source"
-for program in uhid-accel i2c-accel monotonic evdev-read; do
+for program in uhid-accel i2c-accel monotonic evdev-read stamp-lines; do
   source=$root/scripts/vm/$program.c
   if [ ! -x "$cache/bin/$program" ] || ! cmp -s "$source" "$cache/bin-source/$program.c"; then
     gcc -O2 -Wall -Wextra -Werror -static -o "$cache/bin/$program" "$source" -lm
@@ -254,7 +254,7 @@ if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* ]]; then
   done
   mkdir -p "$sysroot/usr/local/lib/shaked-vm/traces" "$sysroot/etc/systemd/system/multi-user.target.wants" \
     "$sysroot/etc/systemd/system/sockets.target.wants"
-  cp "$cache/bin/uhid-accel" "$root/scripts/vm/systemd-test.sh" "$root/scripts/vm/relay-test.sh" \
+  cp "$cache/bin/uhid-accel" "$cache/bin/monotonic" "$root/scripts/vm/systemd-test.sh" "$root/scripts/vm/relay-test.sh" \
     "$sysroot/usr/local/lib/shaked-vm/"
   cp "$traces/shakes3.csv" "$traces/relay.csv" "$sysroot/usr/local/lib/shaked-vm/traces/"
   # iio-sensor-proxy (bookworm's 3.0) ships a D-Bus policy for the user geoclue; without that user dbus.service

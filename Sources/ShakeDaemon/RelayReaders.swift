@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+import BlockingWork
+import IIOSensor
+import Logging
+import UInput
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Whether anything reads the relay's input device, followed from the opens of its evdev node (``RelayDemand``
+/// decides, ``InputNodeWatch`` counts), and the capture told: while nothing reads it, the relay does not keep the
+/// sensor on. The watch is drained at most once a second from the source's thread while it captures (no wake-up
+/// of its own), and waited on by that thread while capture is off for this reason alone.
+final class RelayReaders: Sendable {
+    private struct State: Sendable {
+        /// The relay's input device (`input7`) while it exists.
+        var systemName: String?
+        var watch: InputNodeWatch?
+        var demand: RelayDemand?
+        var nextCheck = -Double.infinity
+        /// When the device was made, and why it could not be watched yet.
+        var madeAt = 0.0
+        var unwatchable: String?
+        var unwatchableNoted = false
+    }
+
+    /// Seconds after the device was made past which a node that still cannot be watched is logged (udev gives
+    /// the daemon the node a moment after it appears).
+    static let watchGrace = 5.0
+
+    private let state = Locked(State())
+    private let capture: CaptureSwitch
+    private let logger: Logger
+    private let monotonic: @Sendable () -> Double
+
+    /// Seconds between two looks at the watch while capturing.
+    static let checkInterval = 1.0
+
+    init(
+        capture: CaptureSwitch, logger: Logger,
+        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds
+    ) {
+        self.capture = capture
+        self.logger = logger
+        self.monotonic = monotonic
+    }
+
+    /// The relay's device was made: read until ``RelayDemand/timeout`` passes without an open.
+    func deviceMade(systemName: String?) {
+        let now = monotonic()
+        state.withLock { state in
+            state.systemName = systemName
+            state.watch = nil
+            state.demand = RelayDemand(createdAt: now)
+            state.madeAt = now
+            state.unwatchable = nil
+            state.unwatchableNoted = false
+            state.nextCheck = -Double.infinity
+            Self.watch(&state)
+        }
+        capture.update { $0.relayReadChanged(true) }
+    }
+
+    /// The relay's device is gone: nothing to follow.
+    func deviceRemoved() {
+        state.withLock { state in
+            state.systemName = nil
+            state.watch = nil
+            state.demand = nil
+        }
+        capture.update { $0.relayReadChanged(true) }
+    }
+
+    /// Looks at the opens since the last look, at most once a ``checkInterval`` unless `now` is asked for.
+    func check(now force: Bool = false) {
+        let now = monotonic()
+        let outcome: (change: RelayDemand.Change?, unwatchable: String?, path: String?) = state.withLock { state in
+            guard state.demand != nil, force || now >= state.nextCheck else { return (nil, nil, nil) }
+            state.nextCheck = now + Self.checkInterval
+            if state.watch == nil {
+                // udev gives the daemon the node a moment after it appears.
+                Self.watch(&state)
+                if state.watch == nil {
+                    guard !state.unwatchableNoted, now - state.madeAt >= Self.watchGrace else { return (nil, nil, nil) }
+                    state.unwatchableNoted = true
+                    return (nil, state.unwatchable ?? "no input device", nil)
+                }
+                // Watched from now: what came before is not known, so the device counts as just made.
+                state.demand = RelayDemand(createdAt: now)
+                return (nil, nil, state.watch?.path)
+            }
+            guard let watch = state.watch else { return (nil, nil, nil) }
+            let (opens, closes) = watch.drain()
+            return (state.demand?.observed(opens: opens, closes: closes, at: now), nil, nil)
+        }
+        if let why = outcome.unwatchable {
+            logger.warning(
+                "cannot follow the opens of the relay's input device; the relay keeps the sensor on while it exists",
+                metadata: ["error": "\(why)"])
+        }
+        if let path = outcome.path {
+            logger.info("following the opens of the relay's input device", metadata: ["node": "\(path)"])
+        }
+        switch outcome.change {
+        case .unread:
+            logger.info(
+                "nothing has read the relay for 3 s (no client claims the accelerometer from iio-sensor-proxy): the sensor is off for it until something does"
+            )
+            capture.update { $0.relayReadChanged(false) }
+        case .read:
+            logger.info("the relay is read again: the sensor is on for it")
+            capture.update { $0.relayReadChanged(true) }
+        case nil:
+            break
+        }
+    }
+
+    /// For the source's thread while capture is off: waits until `idle` is signalled, or the relay's node is
+    /// opened or closed (then looks at it). Without a watch, waits on `idle` alone.
+    /// - Returns: true when `idle` was signalled.
+    func wait(idle: Wakeup) -> Bool {
+        guard let watch = state.withLock({ $0.demand?.isRead == false ? $0.watch : nil }) else {
+            return idle.sleep(for: .seconds(3600))
+        }
+        var fds = [
+            pollfd(fd: idle.fileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: watch.fileDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        let result = Readiness.wait(&fds, timeout: .seconds(3600))
+        if idle.isSignalled { return true }
+        if case .success(let ready) = result, ready > 0, fds[1].revents != 0 { check(now: true) }
+        return idle.isSignalled
+    }
+
+    private static func watch(_ state: inout State) {
+        guard let name = state.systemName else {
+            state.unwatchable = "the kernel did not name the relay's input device"
+            return
+        }
+        do {
+            state.watch = try InputNodeWatch(watching: name)
+        } catch {
+            state.unwatchable = "\(error)"
+        }
+    }
+}
