@@ -3,6 +3,7 @@ import Foundation
 import ShakeDetection
 import ShakeProtocol
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 /// A new configuration applied to a running server (the daemon's SIGHUP reload).

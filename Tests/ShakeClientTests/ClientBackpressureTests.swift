@@ -3,6 +3,7 @@ import Foundation
 import ShakeClient
 import ShakeDetection
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 /// A consumer that stops reading holds the client back, and the client holds the socket back: the daemon's
