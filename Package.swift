@@ -171,6 +171,9 @@ let package = Package(
             name: "ShakeClientTests",
             dependencies: [
                 "ShakeClient", "ShakeServer", "ShakeProtocol", "ShakeDetection", "ShakeTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                // EmbeddedChannel and NIOAsyncTestingChannel: channel handlers tested without a socket.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
