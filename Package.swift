@@ -164,6 +164,7 @@ let package = Package(
             dependencies: [
                 "ShakeServer", "ShakeClient", "ShakeProtocol", "ShakeDetection", "ShakeTestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

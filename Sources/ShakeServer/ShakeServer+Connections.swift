@@ -22,6 +22,7 @@ extension ShakeServer {
 
     func listen(_ listener: Listener) async throws {
         let budget = try await eventLoop.submit { self.configuration.clientBuffer }.get()
+        guard let group else { throw ChannelError.operationUnsupported }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             // Accepting is cheap, and a fresh client should not wait for many turns of others' requests.

@@ -91,7 +91,9 @@ public final class ShakeServer: Sendable {
 
     let logger: Logger
     let hooks: Hooks
-    let group: MultiThreadedEventLoopGroup
+    /// The server's own loop, one thread; nil when it was given a loop it does not own
+    /// (``init(configuration:hooks:logger:eventLoop:)``).
+    let group: MultiThreadedEventLoopGroup?
     let eventLoop: any EventLoop
     /// When the server was made, on a monotonic clock (running through suspend): `status`'s uptime, which a step
     /// of the wall clock does not change.
@@ -195,12 +197,26 @@ public final class ShakeServer: Sendable {
     /// `too_many_clients` (and the log says so) instead of waiting unanswered while `accept` fails with EMFILE.
     let descriptorCapacity: Int
 
-    public init(configuration: ServerConfiguration = ServerConfiguration(), hooks: Hooks, logger: Logger) {
+    public convenience init(configuration: ServerConfiguration = ServerConfiguration(), hooks: Hooks, logger: Logger) {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.init(configuration: configuration, hooks: hooks, logger: logger, group: group, eventLoop: group.next())
+    }
+
+    /// A server whose state lives on `eventLoop`, which it neither owns nor shuts down: for tests that run its
+    /// channel handlers on an `EmbeddedChannel` (such a server does not listen).
+    convenience init(configuration: ServerConfiguration, hooks: Hooks, logger: Logger, eventLoop: any EventLoop) {
+        self.init(configuration: configuration, hooks: hooks, logger: logger, group: nil, eventLoop: eventLoop)
+    }
+
+    private init(
+        configuration: ServerConfiguration, hooks: Hooks, logger: Logger, group: MultiThreadedEventLoopGroup?,
+        eventLoop: any EventLoop
+    ) {
         self.hooks = hooks
         self.logger = logger
         descriptorCapacity = Self.descriptorCapacity()
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        eventLoop = group.next()
+        self.group = group
+        self.eventLoop = eventLoop
         loop = .makeBoxSendingValue(
             LoopState(configuration: configuration, ring: ReplayRing(capacity: configuration.replayCapacity)),
             eventLoop: eventLoop)
@@ -243,7 +259,7 @@ public final class ShakeServer: Sendable {
             unlink(path)
         }
         outside.withLock { $0.lifecycle = .stopped }
-        try? await group.shutdownGracefully()
+        try? await group?.shutdownGracefully()
     }
 
     /// Runs `task` on the server's event loop every `interval` until shutdown. A loop that hangs stops running
