@@ -15,6 +15,8 @@ public final class ServerHarness: Sendable {
     public let listeners = Counter()
     /// The users of the subscribers, as the server last reported them.
     public let listenerUsers = Users()
+    /// The number of sample streams, as the server last reported it.
+    public let sampleStreams = Counter()
     /// What the server handed the daemon: `key` requests, connections whose key ended, simulate requesters.
     public let keys = Log()
     /// The number of the last event published (the daemon's event path numbers them; here the harness does).
@@ -67,6 +69,7 @@ public final class ServerHarness: Sendable {
         let simulated = self.simulated
         let listeners = self.listeners
         let listenerUsers = self.listenerUsers
+        let sampleStreams = self.sampleStreams
         let keys = self.keys
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -82,8 +85,9 @@ public final class ServerHarness: Sendable {
                     simulated.increment()
                     keys.append("simulate by \(requester.map(String.init) ?? "nobody")")
                 },
-                listenersChanged: { subscribers, _ in
+                listenersChanged: { subscribers, streams in
                     listenerUsers.set(subscribers)
+                    sampleStreams.set(streams)
                     listeners.set(subscribers.count)
                 },
                 key: { connection, user, chord, phases in
