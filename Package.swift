@@ -124,10 +124,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // Helpers shared by the test targets: fixture lookup, trace replay.
+        // Helpers shared by the test targets: fixture lookup, trace replay, a socket server under test.
         .target(
             name: "ShakeTestSupport",
-            dependencies: ["ShakeDetection", "ShakeTrace"],
+            dependencies: [
+                "ShakeDetection", "ShakeTrace", "ShakeServer", "ShakeClient", "ShakeProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/ShakeTestSupport",
             swiftSettings: strictSettings
         ),
@@ -151,7 +154,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeProtocolTests",
-            dependencies: ["ShakeProtocol", "ShakeDetection", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "ShakeProtocol", "ShakeDetection", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -159,6 +164,17 @@ let package = Package(
             dependencies: [
                 "ShakeServer", "ShakeClient", "ShakeProtocol", "ShakeDetection", "ShakeTestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ShakeClientTests",
+            dependencies: [
+                "ShakeClient", "ShakeServer", "ShakeProtocol", "ShakeDetection", "ShakeTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                // EmbeddedChannel and NIOAsyncTestingChannel: channel handlers tested without a socket.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 /// A client that sends requests without reading the answers stalls itself: the server stops reading its requests

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import ShakeDetection
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 /// The server's life: started once, shut down once, and nothing handed to its loop after it stopped.

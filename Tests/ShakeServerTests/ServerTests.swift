@@ -234,15 +234,11 @@ struct ServerTests {
         #expect(harness.simulated.current == 1)
         harness.server.publish(sample: Sample(time: 1, x: 0, y: 0, z: 9.81))  // nobody asked yet: nothing sent
         let samples = harness.client.samples()
-        let feeder = Task {
-            while !Task.isCancelled {
-                harness.server.publish(sample: Sample(time: 2, x: 1, y: 2, z: 3))
-                try? await Task.sleep(nanoseconds: 10_000_000)
-            }
-        }
+        // The stream is on once the server counts it: one sample then reaches it.
+        #expect(await ServerHarness.eventually { harness.sampleStreams.current == 1 })
+        harness.server.publish(sample: Sample(time: 2, x: 1, y: 2, z: 3))
         var iterator = samples.makeAsyncIterator()
         let first = try await iterator.next()
-        feeder.cancel()
         #expect(first?.acceleration == Vector3(x: 1, y: 2, z: 3))
         await harness.stop()
     }

@@ -3,6 +3,7 @@ import Foundation
 import ShakeDetection
 import ShakeProtocol
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 /// A new configuration applied to a running server (the daemon's SIGHUP reload).
@@ -82,8 +83,8 @@ struct ServerUpdateTests {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        #expect(await ServerHarness.eventually { await harness.server.clientCount() == 1 })
-        try await Task.sleep(nanoseconds: 200_000_000)
+        // The peer's sample stream is on before access narrows.
+        #expect(await ServerHarness.eventually { harness.sampleStreams.current == 1 })
         harness.server.publish(sample: Sample(time: 1, x: 0, y: 0, z: 9.81))
         // Samples revoked: the stream stops with an error, the connection stays.
         configuration.access.samples = .rootOnly

@@ -86,10 +86,13 @@ struct SocketFileTests {
             let done = Atomic(false)
         }
         let watch = Watch()
+        // Ends when the watcher's last look is recorded.
+        let (finished, ending) = AsyncStream<Never>.makeStream()
         let watcher = Thread {
             while !watch.done.load(ordering: .relaxed) {
                 if let value = currentUmask() { _ = watch.seen.withLock { $0.insert(value) } }
             }
+            ending.finish()
         }
         watcher.start()
         for _ in 0..<40 {
@@ -98,7 +101,7 @@ struct SocketFileTests {
             await server.shutdown()
         }
         watch.done.store(true, ordering: .relaxed)
-        while !watcher.isFinished { try await Task.sleep(for: .milliseconds(5)) }
+        for await _ in finished {}
         #expect(watch.seen.withLock { $0 } == [before!])
         #expect(currentUmask() == before)
         try? FileManager.default.removeItem(atPath: folder)

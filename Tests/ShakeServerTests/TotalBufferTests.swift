@@ -2,6 +2,7 @@
 import Foundation
 import ShakeDetection
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 /// The budget for all clients together (`total_buffer`) counts what the server holds for them: bytes waiting in

@@ -4,6 +4,7 @@ import ShakeClient
 import ShakeDetection
 import ShakeProtocol
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 /// A `ShakeConnection`'s socket is owned by a task of its own: closing ends it even while the consumer does not

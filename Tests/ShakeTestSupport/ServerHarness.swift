@@ -1,62 +1,67 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Logging
-import ShakeClient
-import ShakeDetection
+public import ShakeClient
+public import ShakeDetection
 import ShakeProtocol
-import ShakeServer
-import ShakeTestSupport
+public import ShakeServer
 
-/// A server on a fresh socket path, with a status the test controls.
-final class ServerHarness: Sendable {
-    let path: String
-    let server: ShakeServer
-    let simulated = Counter()
-    let listeners = Counter()
+/// A server on a fresh socket path, with a status the test controls (for the server's and the client library's
+/// tests).
+public final class ServerHarness: Sendable {
+    public let path: String
+    public let server: ShakeServer
+    public let simulated = Counter()
+    public let listeners = Counter()
     /// The users of the subscribers, as the server last reported them.
-    let listenerUsers = Users()
+    public let listenerUsers = Users()
+    /// The number of sample streams, as the server last reported it.
+    public let sampleStreams = Counter()
     /// What the server handed the daemon: `key` requests, connections whose key ended, simulate requesters.
-    let keys = Log()
+    public let keys = Log()
     /// The number of the last event published (the daemon's event path numbers them; here the harness does).
-    let published = Counter()
+    public let published = Counter()
 
     /// Publishes `event` with the next number. - Returns: its number.
     @discardableResult
-    func publish(_ event: ShakeEvent, simulated: Bool = false) -> Int {
+    public func publish(_ event: ShakeEvent, simulated: Bool = false) -> Int {
         let seq = published.next()
         server.publish(event, seq: seq, simulated: simulated)
         return seq
     }
 
-    final class Log: @unchecked Sendable {
+    public final class Log: @unchecked Sendable {
+        public init() {}
         private let lock = NSLock()
         private var lines: [String] = []
-        func append(_ line: String) { lock.withLock { lines.append(line) } }
-        var current: [String] { lock.withLock { lines } }
+        public func append(_ line: String) { lock.withLock { lines.append(line) } }
+        public var current: [String] { lock.withLock { lines } }
     }
 
-    final class Users: @unchecked Sendable {
+    public final class Users: @unchecked Sendable {
+        public init() {}
         private let lock = NSLock()
         private var users: [UInt32?] = []
-        func set(_ new: [UInt32?]) { lock.withLock { users = new } }
-        var current: [UInt32?] { lock.withLock { users } }
+        public func set(_ new: [UInt32?]) { lock.withLock { users = new } }
+        public var current: [UInt32?] { lock.withLock { users } }
     }
 
-    final class Counter: @unchecked Sendable {
+    public final class Counter: @unchecked Sendable {
+        public init() {}
         private let lock = NSLock()
         private var value = 0
-        func set(_ new: Int) { lock.withLock { value = new } }
-        func increment() { lock.withLock { value += 1 } }
-        func next() -> Int {
+        public func set(_ new: Int) { lock.withLock { value = new } }
+        public func increment() { lock.withLock { value += 1 } }
+        public func next() -> Int {
             lock.withLock {
                 value += 1
                 return value
             }
         }
-        var current: Int { lock.withLock { value } }
+        public var current: Int { lock.withLock { value } }
     }
 
-    init(configuration: ServerConfiguration = ServerConfiguration(), name: String = #function) async throws {
+    public init(configuration: ServerConfiguration = ServerConfiguration(), name: String = #function) async throws {
         // A thousand subscribers need two thousand descriptors: raise the soft limit as far as allowed.
         UnixSocket.raiseDescriptorLimit(to: 8192)
         let directory = URL(fileURLWithPath: try Scratch.directory("server"))
@@ -64,6 +69,7 @@ final class ServerHarness: Sendable {
         let simulated = self.simulated
         let listeners = self.listeners
         let listenerUsers = self.listenerUsers
+        let sampleStreams = self.sampleStreams
         let keys = self.keys
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -79,8 +85,9 @@ final class ServerHarness: Sendable {
                     simulated.increment()
                     keys.append("simulate by \(requester.map(String.init) ?? "nobody")")
                 },
-                listenersChanged: { subscribers, _ in
+                listenersChanged: { subscribers, streams in
                     listenerUsers.set(subscribers)
+                    sampleStreams.set(streams)
                     listeners.set(subscribers.count)
                 },
                 key: { connection, user, chord, phases in
@@ -94,9 +101,9 @@ final class ServerHarness: Sendable {
         try await server.start(.path(path))
     }
 
-    var client: ShakeClient { ShakeClient(socketPath: path) }
+    public var client: ShakeClient { ShakeClient(socketPath: path) }
 
-    func stop() async {
+    public func stop() async {
         await server.shutdown()
         try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
     }
@@ -106,7 +113,7 @@ final class ServerHarness: Sendable {
     /// count because the whole suite runs at once: tests that block their threads (the command-line and
     /// integration tests) can hold up every async test for a minute, the deadline passing meanwhile, and the
     /// tasks that would make the condition true resume only when this one does.
-    static func eventually(_ seconds: Double = 30, _ condition: () async -> Bool) async -> Bool {
+    public static func eventually(_ seconds: Double = 30, _ condition: () async -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         var looks = 0
         while Date() < deadline || looks < 100 {
@@ -119,10 +126,10 @@ final class ServerHarness: Sendable {
 }
 
 /// A raw Unix-socket client with blocking I/O, for misbehaving peers (never reading, sending garbage).
-final class RawClient {
-    let fd: Int32
+public final class RawClient {
+    public let fd: Int32
 
-    init(path: String) throws {
+    public init(path: String) throws {
         guard let fd = UnixSocket.connect(path) else { throw POSIXError(.ECONNREFUSED) }
         self.fd = fd
         // A deadline for each read: generous, since sanitizer builds are slow.
@@ -131,7 +138,7 @@ final class RawClient {
 
     deinit { close(fd) }
 
-    func write(_ text: String) {
+    public func write(_ text: String) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -146,7 +153,7 @@ final class RawClient {
     private var buffered: [UInt8] = []
 
     /// Reads one line (without the newline), or nil at end of stream or time-out.
-    func readLine() -> String? {
+    public func readLine() -> String? {
         while true {
             if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffered[..<newline], as: UTF8.self)
@@ -161,7 +168,7 @@ final class RawClient {
     }
 
     /// Reads lines until one contains `text`; returns it, or nil.
-    func readLine(containing text: String, limit: Int = 100_000) -> String? {
+    public func readLine(containing text: String, limit: Int = 100_000) -> String? {
         for _ in 0..<limit {
             guard let line = readLine() else { return nil }
             if line.contains(text) { return line }

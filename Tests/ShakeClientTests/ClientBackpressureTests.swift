@@ -3,6 +3,7 @@ import Foundation
 import ShakeClient
 import ShakeDetection
 import ShakeServer
+import ShakeTestSupport
 import Testing
 
 /// A consumer that stops reading holds the client back, and the client holds the socket back: the daemon's
@@ -71,16 +72,10 @@ struct ClientBackpressureTests {
         let count = Self.count
         try await harness.client.withSamples { samples in
             var iterator = samples.makeAsyncIterator()
-            // Samples until the stream is known to be on; then the consumer sleeps while the rest are published.
-            let feeder = Task {
-                while !Task.isCancelled {
-                    harness.server.publish(sample: Sample(time: 0, x: 0, y: 0, z: 9.81))
-                    try? await Task.sleep(nanoseconds: 10_000_000)
-                }
-            }
+            // A sample once the server counts the stream; then the consumer sleeps while the rest are published.
+            #expect(await ServerHarness.eventually { harness.sampleStreams.current == 1 })
+            harness.server.publish(sample: Sample(time: 0, x: 0, y: 0, z: 9.81))
             _ = try await iterator.next()
-            feeder.cancel()
-            _ = await feeder.value
             for batch in 0..<(count / 100) {
                 for index in 1...100 {
                     harness.server.publish(sample: Sample(time: Double(batch * 100 + index), x: 0, y: 0, z: 9.81))

@@ -2,6 +2,7 @@
 import ShakeClient
 import ShakeDetection
 import ShakeProtocol
+import ShakeTestSupport
 import Testing
 
 /// A subscriber that remembers where it was across its own restarts (shaked-mqtt's cursor) resumes with `since`
