@@ -21,7 +21,7 @@ struct RelayOnFakeBackendTests {
         device.info.attributes.insert("in_accel_mount_matrix")
         device.values["in_accel_mount_matrix"] = "0, 1, 0; -1, 0, 0; 0, 0, 1"
         let trace = atRest(seconds: 2)
-        device.reads = SensorSourceTests().reads(trace)
+        device.reads = FakeScans.reads(trace)
         world.add(device)
         world.add(.trigger(number: 0, name: "accel_3d-dev0"))
         let source = SensorSourceTests().source(world)

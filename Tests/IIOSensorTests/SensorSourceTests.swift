@@ -9,18 +9,6 @@ import Testing
 /// The capture loop against a simulated IIO world: buffered and polled capture, sensors appearing, vanishing
 /// mid-shake and returning, and a silent buffer.
 struct SensorSourceTests {
-    /// Buffer reads of a trace (20 scans each) for the fake accelerometer (s16, 0.01 m/s² per count, timestamp).
-    func reads(_ samples: [Sample]) -> [[UInt8]] {
-        let type = ScanType(bits: 16, storageBits: 16)
-        let layout = ScanLayout([(.x, 0, type), (.y, 1, type), (.z, 2, type), (.timestamp, 3, .timestamp)])
-        let scans = samples.map { sample in
-            layout.encode(
-                x: Int64((sample.acceleration.x / 0.01).rounded()), y: Int64((sample.acceleration.y / 0.01).rounded()),
-                z: Int64((sample.acceleration.z / 0.01).rounded()), timestamp: Int64((sample.time * 1e9).rounded()))
-        }
-        return stride(from: 0, to: scans.count, by: 20).map { Array(scans[$0..<min($0 + 20, scans.count)].joined()) }
-    }
-
     func source(_ world: FakeWorld, request: DeviceRequest = .automatic) -> SensorSource {
         SensorSource(
             backend: FakeBackend(world: world),
@@ -99,7 +87,7 @@ struct SensorSourceTests {
         var device = FakeWorld.Device.accelerometer(number: 0)
         device.info.attributes.insert("in_accel_mount_matrix")
         device.values["in_accel_mount_matrix"] = "0, 1, 0; -1, 0, 0; 0, 0, 1"
-        device.reads = reads(trace)
+        device.reads = FakeScans.reads(trace)
         world.add(device)
         world.add(.trigger(number: 0, name: "fake-accel-dev0"))
         let result = run(source(world)) { samples, _, _ in samples.count >= trace.count }
@@ -118,7 +106,7 @@ struct SensorSourceTests {
     @Test func aSensorAppearingLaterIsPickedUp() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = reads(
+        device.reads = FakeScans.reads(
             synthesize {
                 $0.motion = .none; $0.before = 1; $0.after = 0
             })
@@ -136,11 +124,11 @@ struct SensorSourceTests {
         let cut = trace.firstIndex { $0.time >= 1.6 }!
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = reads(Array(trace[..<cut]))
+        device.reads = FakeScans.reads(Array(trace[..<cut]))
         device.vanishWhenDrained = true
         world.add(device)
         var returning = FakeWorld.Device.accelerometer(number: 0)
-        returning.reads = reads(trace.map { Sample(time: $0.time + 10, acceleration: $0.acceleration) })
+        returning.reads = FakeScans.reads(trace.map { Sample(time: $0.time + 10, acceleration: $0.acceleration) })
         let result = run(source(world)) { samples, _, _ in
             samples.count >= cut + trace.count
         } onBreak: { breaks in
@@ -154,7 +142,7 @@ struct SensorSourceTests {
     @Test func aSilentBufferFallsBackToPolling() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = reads(
+        device.reads = FakeScans.reads(
             synthesize {
                 $0.motion = .none; $0.before = 0.5; $0.after = 0
             })
@@ -180,7 +168,7 @@ struct SensorSourceTakeoverTests {
     @Test func aBusySensorIsNamedAndRetriedWithBackoffUntilItIsFree() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = SensorSourceTests().reads(
+        device.reads = FakeScans.reads(
             synthesize {
                 $0.motion = .none; $0.before = 1; $0.after = 0
             })
@@ -205,7 +193,7 @@ struct SensorSourceTakeoverTests {
     @Test func aBusySensorAlreadyHandedOverAsksForIIOSensorProxysRestartNotTheRule() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = SensorSourceTests().reads(
+        device.reads = FakeScans.reads(
             synthesize {
                 $0.motion = .none; $0.before = 1; $0.after = 0
             })
@@ -229,7 +217,7 @@ struct SensorSourceTakeoverTests {
     @Test func aBufferLeftOnByAProgramThatEndedIsTurnedOffOnASensorHandedOver() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = SensorSourceTests().reads(
+        device.reads = FakeScans.reads(
             synthesize {
                 $0.motion = .none; $0.before = 1; $0.after = 0
             })
@@ -291,7 +279,7 @@ struct SensorSourceTakeoverTests {
         device.values["buffer/length"] = "128"
         device.values["buffer/watermark"] = "1"
         device.values["sampling_frequency"] = "12.5"
-        device.reads = SensorSourceTests().reads(
+        device.reads = FakeScans.reads(
             synthesize {
                 $0.motion = .none; $0.before = 1; $0.after = 0
             })
@@ -331,7 +319,7 @@ struct SensorSourcePermissionTests {
         let trace = synthesize {
             $0.before = 1; $0.after = 1; $0.duration = 1.2
         }
-        device.reads = SensorSourceTests().reads(trace)
+        device.reads = FakeScans.reads(trace)
         world.add(device)
         world.add(.trigger(number: 0, name: "fake-accel-dev0"))
         // udev gets to it after a few looks at the devices (each try makes a new context).
@@ -348,7 +336,7 @@ struct SensorSourcePermissionTests {
     @Test func setUpStillRefusedAfterTheRetriesFallsBackToPolling() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = SensorSourceTests().reads(
+        device.reads = FakeScans.reads(
             synthesize {
                 $0.motion = .none; $0.before = 1; $0.after = 0
             })

@@ -23,18 +23,6 @@ struct StreamBreakTests {
         #expect((continuity.reason == nil) == (expected == .continuous))
     }
 
-    /// Buffer reads of `samples` (20 scans each) for the fake accelerometer.
-    func reads(_ samples: [Sample]) -> [[UInt8]] {
-        let type = ScanType(bits: 16, storageBits: 16)
-        let layout = ScanLayout([(.x, 0, type), (.y, 1, type), (.z, 2, type), (.timestamp, 3, .timestamp)])
-        let scans = samples.map { sample in
-            layout.encode(
-                x: Int64((sample.acceleration.x / 0.01).rounded()), y: Int64((sample.acceleration.y / 0.01).rounded()),
-                z: Int64((sample.acceleration.z / 0.01).rounded()), timestamp: Int64((sample.time * 1e9).rounded()))
-        }
-        return stride(from: 0, to: scans.count, by: 20).map { Array(scans[$0..<min($0 + 20, scans.count)].joined()) }
-    }
-
     func world(_ device: FakeWorld.Device) -> FakeWorld {
         let world = FakeWorld()
         world.add(device)
@@ -52,7 +40,7 @@ struct StreamBreakTests {
         let leap = 2.4
         let moved = trace.map { $0.time < leap ? $0 : Sample(time: $0.time + 2, acceleration: $0.acceleration) }
         var device = FakeWorld.Device.accelerometer(number: 0)
-        device.reads = reads(moved)
+        device.reads = FakeScans.reads(moved)
         let world = world(device)
         let source = SensorSource(
             backend: FakeBackend(world: world),
@@ -106,11 +94,20 @@ struct StreamBreakTests {
     }
 
     func scans(from start: Double, count: Int = 20) -> [UInt8] {
-        let type = ScanType(bits: 16, storageBits: 16)
-        let layout = ScanLayout([(.x, 0, type), (.y, 1, type), (.z, 2, type), (.timestamp, 3, .timestamp)])
-        return Array(
-            (0..<count).map { layout.encode(x: 0, y: 981, z: 0, timestamp: Int64((start + Double($0) * 0.01) * 1e9)) }
-                .joined())
+        Array(
+            (0..<count).map {
+                FakeScans.layout.encode(x: 0, y: 981, z: 0, timestamp: Int64((start + Double($0) * 0.01) * 1e9))
+            }
+            .joined())
+    }
+
+    /// The fake accelerometer's buffered driver, unpaced, on `world`'s clock, with `sleeps` as the time asleep.
+    func sleepingDriver(_ world: FakeWorld, _ sleeps: Sleeps) throws -> BufferedDriver {
+        let context = try FakeBackend(world: world).makeContext()
+        let accelerometer = AccelerometerDiscovery.discover(in: context, logger: quietLogger)[0]
+        return try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
+            paced: false, asleep: sleeps.clock)
     }
 
     /// On the way into a suspend to RAM the kernel may take many seconds of the monotonic clock with user space
@@ -121,11 +118,7 @@ struct StreamBreakTests {
         device.reads = [scans(from: 5)]
         let world = world(device)
         let sleeps = Sleeps()
-        let context = try FakeBackend(world: world).makeContext()
-        let accelerometer = AccelerometerDiscovery.discover(in: context, logger: quietLogger)[0]
-        let driver = try BufferedDriver(
-            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
-            paced: false, asleep: sleeps.clock)
+        let driver = try sleepingDriver(world, sleeps)
         guard case .samples = try driver.next(wakeup: Wakeup()) else {
             Issue.record("no samples")
             return
@@ -144,11 +137,7 @@ struct StreamBreakTests {
         device.reads = [scans(from: 5)]
         let world = world(device)
         let sleeps = Sleeps()
-        let context = try FakeBackend(world: world).makeContext()
-        let accelerometer = AccelerometerDiscovery.discover(in: context, logger: quietLogger)[0]
-        let driver = try BufferedDriver(
-            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
-            paced: false, asleep: sleeps.clock)
+        let driver = try sleepingDriver(world, sleeps)
         guard case .samples = try driver.next(wakeup: Wakeup()) else {
             Issue.record("no samples")
             return
@@ -167,8 +156,7 @@ struct StreamBreakTests {
     /// A buffer read through iiod (libiio's network backend) cannot be polled and has no non-blocking mode: the
     /// driver reads it with blocking reads instead of failing on the wait.
     @Test func aRemoteBufferIsReadWithBlockingReads() throws {
-        let type = ScanType(bits: 16, storageBits: 16)
-        let layout = ScanLayout([(.x, 0, type), (.y, 1, type), (.z, 2, type), (.timestamp, 3, .timestamp)])
+        let layout = FakeScans.layout
         var device = FakeWorld.Device.accelerometer(number: 0)
         device.remote = true
         device.reads = [
