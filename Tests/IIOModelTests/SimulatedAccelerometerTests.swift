@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import IIOModel
 import ShakeDetection
+import ShakeTestSupport
 import Testing
 
 /// The simulated accelerometer as a value: what it stores, read back with the same `ScanLayout` and `ScanType`
@@ -19,26 +20,9 @@ struct SimulatedAccelerometerTests {
         }
     }
 
-    /// The script's reads, unescaped: `^` + (byte + 64) for a byte below 32, ``^` `` for `^`.
+    /// The script's reads.
     func reads(_ script: [UInt8]) -> [(delay: Int, bytes: [UInt8])] {
-        script.split(separator: UInt8(ascii: "\n")).compactMap { line in
-            guard line.first == UInt8(ascii: "r") else { return nil }
-            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3, let delay = Int(String(decoding: fields[1], as: UTF8.self)) else { return nil }
-            var bytes: [UInt8] = []
-            var escaped = false
-            for byte in fields[2] {
-                if escaped {
-                    bytes.append(byte == UInt8(ascii: "`") ? UInt8(ascii: "^") : byte - 64)
-                    escaped = false
-                } else if byte == UInt8(ascii: "^") {
-                    escaped = true
-                } else {
-                    bytes.append(byte)
-                }
-            }
-            return (delay, bytes)
-        }
+        UmockdevScript.reads(script)
     }
 
     @Test(arguments: [

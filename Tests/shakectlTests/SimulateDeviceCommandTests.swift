@@ -17,24 +17,7 @@ struct SimulateDeviceCommandTests {
     /// The script's reads: each line's delay and its bytes, unescaped.
     func reads(_ directory: String) throws -> [(delay: Int, bytes: [UInt8])] {
         let data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/iio:device0.script"))
-        return Array(data).split(separator: UInt8(ascii: "\n")).compactMap { line in
-            guard line.first == UInt8(ascii: "r") else { return nil }
-            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3, let delay = Int(String(decoding: fields[1], as: UTF8.self)) else { return nil }
-            var bytes: [UInt8] = []
-            var escaped = false
-            for byte in fields[2] {
-                if escaped {
-                    bytes.append(byte == UInt8(ascii: "`") ? UInt8(ascii: "^") : byte - 64)
-                    escaped = false
-                } else if byte == UInt8(ascii: "^") {
-                    escaped = true
-                } else {
-                    bytes.append(byte)
-                }
-            }
-            return (delay, bytes)
-        }
+        return UmockdevScript.reads(Array(data))
     }
 
     /// The scans of a buffered device with timestamps: three 16-bit elements, padding, a 64-bit timestamp.
