@@ -108,6 +108,7 @@ fuzz: deps
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks/Benchmarks Fuzz/Sources
 	scripts/check-imports.py $(SWIFT)
+	scripts/check-architecture.py
 	scripts/check-spdx.py
 
 format:

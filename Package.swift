@@ -263,7 +263,7 @@ let package = Package(
         .executableTarget(
             name: "shaked-mqtt",
             dependencies: [
-                "ShakeMQTT", "ShakeConfig", "ShakeDetection", "ShakeProtocol", "SystemdSupport",
+                "ShakeMQTT", "ShakeConfig", "ShakeProtocol", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -73,41 +73,24 @@ public enum ConfigLoader {
         var configuration = ShakedConfiguration()
         try ShakedConfiguration.schema.read(root: root, reader: reader, into: &configuration)
         // The combination must hold for the section's own preset too (e.g. began_reversals <= reversals).
-        guard reader.checksCombinations else { return configuration }
-        do {
-            try configuration.detector.settings().validate()
-        } catch let invalid {
-            // At the line of the parameter named, when the section sets it.
-            let section = try reader.mapping(root, key: nil).first { $0.0 == "detector" }?.1
-            let culprit = try section.flatMap { section throws(ConfigError) in
-                try reader.mapping(section, key: "detector").first { $0.0 == invalid.parameter.rawValue }?.1
-            }
-            throw reader.error(
-                culprit ?? section ?? root, key: "detector.\(invalid.parameter.rawValue)", invalid.reason)
+        guard let (key, message) = detectorProblem(configuration) else { return configuration }
+        // At the line of the parameter named, when the section sets it.
+        let section = try reader.mapping(root, key: nil).first { $0.0 == "detector" }?.1
+        let culprit = try section.flatMap { section throws(ConfigError) in
+            try reader.mapping(section, key: "detector").first { "detector.\($0.0)" == key }?.1
         }
-        return configuration
+        throw reader.error(culprit ?? section ?? root, key: key, message)
     }
 }
 
 /// Walks YAML nodes, turning every surprise into a ``ConfigError`` with the key's path and line.
 struct NodeReader {
+    /// The file read, named in every error.
     let source: String
     let accounts: AccountResolver
-    /// For a document merged from several files: the file each key (`detector.threshold`) or section came from.
-    var sources: [String: String] = [:]
-    /// Whether the detector section's parameters must hold together (off while keys are checked one by one).
-    var checksCombinations = true
-
-    init(source: String, accounts: AccountResolver, sources: [String: String] = [:]) {
-        self.source = source
-        self.accounts = accounts
-        self.sources = sources
-    }
 
     func error(_ node: Node, key: String?, _ message: String) -> ConfigError {
-        let section = key.flatMap { $0.split(separator: ".").first.map(String.init) }
-        let file = key.flatMap { sources[$0] } ?? section.flatMap { sources[$0] } ?? source
-        return ConfigError(file: file, line: node.mark.map { $0.line }, key: key, message: message)
+        ConfigError(file: source, line: node.mark.map { $0.line }, key: key, message: message)
     }
 
     /// The pairs of a mapping, keys as strings, in file order; duplicate keys are an error.

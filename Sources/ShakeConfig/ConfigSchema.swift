@@ -135,3 +135,19 @@ public struct ConfigSchema<Configuration: Sendable>: Sendable {
         reader.error(node, key: section, "unknown section; known sections: \(sections.joined(separator: ", "))")
     }
 }
+
+extension ConfigSchema {
+    /// The settings in a configuration, a line per section, from the rows alone: each key with a value of its own,
+    /// in the schema's order, as a file writes it (`sensor:   source iio, device auto, rate 100, ...`); a key
+    /// without one (a detector parameter left to the preset, a socket path left to the environment) is left out.
+    /// The section names are padded to one width.
+    public func summary(_ configuration: Configuration) -> [String] {
+        let width = (sections.map(\.count).max() ?? 0) + 2
+        return sections.map { section in
+            let values = keys(in: section).compactMap { key in key.value(configuration).map { "\(key.name) \($0)" } }
+            guard !values.isEmpty else { return section + ":" }
+            return section + ":" + String(repeating: " ", count: width - section.count - 1)
+                + values.joined(separator: ", ")
+        }
+    }
+}

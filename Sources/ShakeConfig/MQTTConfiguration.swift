@@ -152,14 +152,6 @@ public struct BrokerAddressError: Error, Sendable, Hashable, CustomStringConvert
     init(_ description: String) { self.description = description }
 }
 
-/// What a file set, with where each value came from.
-public struct LayeredMQTTConfiguration: Sendable {
-    public var configuration: MQTTConfiguration
-    public var files: [String]
-    /// `section.key` → `FILE:LINE` of the value in force.
-    public var origins: [String: String]
-}
-
 extension MQTTConfiguration {
     /// The main file's default place.
     public static let defaultPath = "/etc/shaked/mqtt.yaml"
@@ -169,105 +161,40 @@ extension MQTTConfiguration {
         ConfigLoader.dropIns(for: main, vendor: nil)
     }
 
-    /// Reads the main file (when it exists, or must), then each drop-in, later keys overriding earlier ones; every
-    /// problem is reported with its file, line and key.
+    /// Reads the main file (when it exists, or must), then each drop-in, later keys overriding earlier ones, as the
+    /// daemon's files are read; every problem is reported with its file, line and key.
     /// - Throws: ``ConfigErrors``.
     public static func load(main: String, mainMustExist: Bool, dropIns: [String]) throws(ConfigErrors)
-        -> LayeredMQTTConfiguration
+        -> Layered<MQTTConfiguration>
     {
-        var files: [String] = []
-        if mainMustExist || ConfigFiles.exists(main) { files.append(main) }
-        files += dropIns
-        var problems: [ConfigError] = []
-        var sectionOrder: [String] = []
-        var keys: [String: [(String, Node, String)]] = [:]
-        for file in files {
-            do {
-                let text = try ConfigLoader.readText(path: file)
-                guard let root = try ConfigLoader.compose(text, source: file) else { continue }
-                let reader = NodeReader(source: file, accounts: .system)
-                for (section, node) in try reader.mapping(root, key: nil) {
-                    guard sections.contains(section) else {
-                        problems.append(
-                            reader.error(
-                                node, key: section,
-                                "unknown section; known sections: \(sections.joined(separator: ", "))"))
-                        continue
-                    }
-                    if keys[section] == nil { sectionOrder.append(section) }
-                    do {
-                        for (name, value) in try reader.mapping(node, key: section) {
-                            keys[section, default: []].removeAll { $0.0 == name }
-                            keys[section, default: []].append((name, value, file))
-                        }
-                    } catch {
-                        problems.append(error)
-                    }
+        try schema.layered(
+            files: ConfigLoader.layerFiles(main: main, mainMustExist: mainMustExist, dropIns: dropIns),
+            defaults: MQTTConfiguration(), accounts: .system,
+            whole: { configuration, set in
+                var problems: [ConfigError] = []
+                if configuration.broker.passwordFile != nil, configuration.broker.passwordCredential != nil {
+                    problems.append(
+                        ConfigError(
+                            file: set.files.last ?? main, key: "broker.password_file",
+                            message: "password_file and password_credential are both set; keep one"))
                 }
-            } catch {
-                problems.append(error)
-            }
-        }
-        var configuration = MQTTConfiguration()
-        var origins: [String: String] = [:]
-        for section in sectionOrder {
-            for (name, value, file) in keys[section] ?? [] {
-                let reader = NodeReader(source: file, accounts: .system)
-                do {
-                    try reader.apply(section: section, key: name, value: value, to: &configuration)
-                    origins["\(section).\(name)"] = file + (value.mark.map { ":\($0.line)" } ?? "")
-                } catch {
-                    problems.append(error)
+                if (configuration.broker.certFile == nil) != (configuration.broker.keyFile == nil) {
+                    problems.append(
+                        ConfigError(
+                            file: set.files.last ?? main, key: "broker.cert_file",
+                            message: "cert_file and key_file go together; set both or neither"))
                 }
-            }
-        }
-        if problems.isEmpty, configuration.broker.passwordFile != nil, configuration.broker.passwordCredential != nil {
-            problems.append(
-                ConfigError(
-                    file: files.last ?? main, key: "broker.password_file",
-                    message: "password_file and password_credential are both set; keep one"))
-        }
-        if problems.isEmpty, (configuration.broker.certFile == nil) != (configuration.broker.keyFile == nil) {
-            problems.append(
-                ConfigError(
-                    file: files.last ?? main, key: "broker.cert_file",
-                    message: "cert_file and key_file go together; set both or neither"))
-        }
-        guard problems.isEmpty else { throw ConfigErrors(problems) }
-        return LayeredMQTTConfiguration(configuration: configuration, files: files, origins: origins)
+                return problems
+            })
     }
 
-    /// Parses one file's text alone (the tests' entry).
+    /// Parses one file's text alone (the tests' entry): each key as in ``load(main:mainMustExist:dropIns:)``,
+    /// without the checks across keys.
     public static func parse(_ text: String, source: String) throws(ConfigErrors) -> MQTTConfiguration {
-        var problems: [ConfigError] = []
-        var configuration = MQTTConfiguration()
-        do {
-            guard let root = try ConfigLoader.compose(text, source: source) else { return configuration }
-            let reader = NodeReader(source: source, accounts: .system)
-            for (section, node) in try reader.mapping(root, key: nil) {
-                guard sections.contains(section) else {
-                    problems.append(
-                        reader.error(
-                            node, key: section, "unknown section; known sections: \(sections.joined(separator: ", "))"))
-                    continue
-                }
-                do {
-                    for (name, value) in try reader.mapping(node, key: section) {
-                        do {
-                            try reader.apply(section: section, key: name, value: value, to: &configuration)
-                        } catch {
-                            problems.append(error)
-                        }
-                    }
-                } catch {
-                    problems.append(error)
-                }
-            }
-        } catch {
-            problems.append(error)
-        }
-        guard problems.isEmpty else { throw ConfigErrors(problems) }
-        return configuration
+        try schema.layered(
+            files: [source], defaults: MQTTConfiguration(), accounts: .system,
+            document: { (file) throws(ConfigError) in try ConfigLoader.compose(text, source: file) }
+        ).configuration
     }
 }
 
@@ -288,18 +215,6 @@ extension NodeReader {
         let text = try string(value, key: key)
         guard text.hasPrefix("/") else { throw error(value, key: key, "expected an absolute path, found '\(text)'") }
         return text
-    }
-
-    /// Reads one key into `configuration` as ``MQTTConfiguration/schema`` says; an unknown one is an error
-    /// listing its section's keys.
-    func apply(section: String, key name: String, value: Node, to configuration: inout MQTTConfiguration)
-        throws(ConfigError)
-    {
-        let key = "\(section).\(name)"
-        guard let row = MQTTConfiguration.schema.key(section, name) else {
-            throw unknown(value, key: key, known: MQTTConfiguration.schema.keys(in: section).map(\.name))
-        }
-        try row.read(self, value, key, &configuration)
     }
 }
 

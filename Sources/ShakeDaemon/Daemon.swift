@@ -168,8 +168,9 @@ public final class Daemon: Sendable {
 
         // Started in this order, shut down in reverse: the stopping notice, the source (a shake in progress is
         // interrupted and its event published), the relay (nothing is relayed once its device is destroyed),
-        // the key chords' keyboard, simulations, reload, watchdog, the session watcher, the bus and the server
-        // last, so that whatever the source ends with still reaches the clients (as signals too).
+        // the key chords' keyboard, simulations, reload, watchdog, the session watcher, the bus, standard
+        // output's writer and the server last, so that whatever the source ends with still reaches the clients
+        // (as signals too).
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let server { services.append(.init(service: ServerService(server: server))) }
         if let output {

@@ -3,7 +3,6 @@ import ArgumentParser
 import FoundationEssentials
 import Logging
 import ShakeConfig
-import ShakeDetection
 import ShakeMQTT
 import ShakeProtocol
 import SystemdSupport
@@ -95,13 +94,18 @@ struct ShakedMQTT: AsyncParsableCommand {
             return
         }
         let main = config ?? MQTTConfiguration.defaultPath
-        let layered: LayeredMQTTConfiguration
+        var layered: Layered<MQTTConfiguration>
         do {
             layered = try MQTTConfiguration.load(
                 main: main, mainMustExist: config != nil, dropIns: MQTTConfiguration.dropIns(for: main))
         } catch {
             printError("shaked-mqtt: the configuration is not valid:\n\(error)")
             throw ExitCode(78)  // EX_CONFIG
+        }
+        // The command line over the files.
+        if let socket { layered.override(\.socket, with: socket, key: "daemon.socket", option: "--socket") }
+        if let level = logLevel.flatMap(LogLevel.init(parsing:)) {
+            layered.override(\.logLevel, with: level, key: "logging.level", option: "--log-level")
         }
         let configuration = layered.configuration
         let device =
@@ -112,9 +116,7 @@ struct ShakedMQTT: AsyncParsableCommand {
             printCheck(layered, device: device)
             return
         }
-        let level =
-            Logger.Level(rawValue: (logLevel.flatMap(LogLevel.init(parsing:)) ?? configuration.logLevel).rawValue)
-            ?? .info
+        let level = Logger.Level(rawValue: configuration.logLevel.rawValue) ?? .info
         let journal = JournalStream.isStandardErrorJournal(environment: environment)
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler =
@@ -148,7 +150,6 @@ struct ShakedMQTT: AsyncParsableCommand {
             print("shaked-mqtt: \(device) retired from \(configuration.broker.address)")
             return
         }
-        let socket = self.socket ?? configuration.socket
         // A parent may hand down blocked signals: unblock the two that stop the forwarder, and trap them before
         // anything starts, so that even an early one says offline and disconnects cleanly.
         var unblock = sigset_t()
@@ -159,7 +160,7 @@ struct ShakedMQTT: AsyncParsableCommand {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         do {
             try await forwarder.run(
-                socket: socket,
+                socket: configuration.socket,
                 stop: {
                     for await signal in signals {
                         logger.info("stopping on a signal", metadata: ["signal": "\(signal)"])
@@ -172,34 +173,18 @@ struct ShakedMQTT: AsyncParsableCommand {
         }
     }
 
-    func printCheck(_ layered: LayeredMQTTConfiguration, device: String) {
+    /// `--check-config`: the files read, then every key of the schema with its value in force and where it came
+    /// from (a line per row, so a new key shows by its row alone), then the topics those values make.
+    func printCheck(_ layered: Layered<MQTTConfiguration>, device: String) {
         let configuration = layered.configuration
-        let broker = configuration.broker
-        func origin(_ key: String) -> String { layered.origins[key].map { "  (\($0))" } ?? "  (default)" }
+        // What the forwarder makes of the keys left unset.
+        var unset = [
+            "broker.client_id": "shaked-\(device)", "topics.device": device,
+            "daemon.socket": SocketPath.forClients(environment: environment),
+        ]
+        if configuration.broker.address.usesTLS { unset["broker.ca_file"] = "the system's (/etc/ssl/certs)" }
         var lines = ["files: \(layered.files.isEmpty ? "none (defaults)" : layered.files.joined(separator: ", "))"]
-        lines.append("broker.uri: \(broker.address)\(origin("broker.uri"))")
-        lines.append("broker.client_id: \(broker.clientID ?? "shaked-\(device)")\(origin("broker.client_id"))")
-        lines.append("broker.keepalive: \(broker.keepAlive)\(origin("broker.keepalive"))")
-        lines.append("broker.username: \(broker.username ?? "none")\(origin("broker.username"))")
-        let password =
-            broker.passwordFile.map { "from the file \($0)" }
-            ?? broker.passwordCredential.map { "from the credential \($0)" } ?? "none"
-        lines.append("broker.password: \(password)")
-        if broker.address.usesTLS {
-            lines.append(
-                "broker.ca_file: \(broker.caFile ?? "the system's (/etc/ssl/certs)")\(origin("broker.ca_file"))")
-            lines.append("broker.cert_file: \(broker.certFile ?? "none")\(origin("broker.cert_file"))")
-        }
-        lines.append("topics.prefix: \(configuration.topics.prefix)\(origin("topics.prefix"))")
-        lines.append("topics.device: \(device)\(origin("topics.device"))")
-        lines.append("topics.qos: \(configuration.topics.qos)\(origin("topics.qos"))")
-        let phases = ShakeEventPhases.names(configuration.topics.phases)
-        lines.append("topics.phases: \(phases)\(origin("topics.phases"))")
-        lines.append("queue.size: \(configuration.queue.size)\(origin("queue.size"))")
-        lines.append(
-            "home_assistant.discovery: \(configuration.homeAssistant.discovery)\(origin("home_assistant.discovery"))")
-        lines.append("home_assistant.prefix: \(configuration.homeAssistant.prefix)\(origin("home_assistant.prefix"))")
-        lines.append("logging.level: \(configuration.logLevel)\(origin("logging.level"))")
+        lines += layered.keyLines(MQTTConfiguration.schema, unset: unset)
         let topics = ForwarderTopics(prefix: configuration.topics.prefix, device: device)
         lines.append("topics: \(topics.event), \(topics.availability), \(topics.state)")
         print(lines.joined(separator: "\n"))
@@ -257,10 +242,4 @@ struct ShakedMQTT: AsyncParsableCommand {
 func printError(_ text: String) {
     let bytes = Array((text + "\n").utf8)
     _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-}
-
-enum ShakeEventPhases {
-    static func names(_ phases: Set<ShakeEvent.Phase>) -> String {
-        ShakeEvent.Phase.allCases.filter { phases.contains($0) }.map(\.rawValue).joined(separator: ", ")
-    }
 }

@@ -35,7 +35,7 @@ extension Shaked {
         }
         logger.info(
             "configuration", metadata: ["file": "\(path ?? "built-in defaults (no \(Self.defaultConfigPath))")"])
-        for line in ConfigurationSummary.lines(configuration) {
+        for line in ShakedConfiguration.schema.summary(configuration) {
             logger.debug("configuration section", metadata: ["section": "\(line)"])
         }
 

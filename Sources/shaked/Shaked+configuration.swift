@@ -35,53 +35,35 @@ extension Shaked {
         let main = path ?? Self.defaultConfigPath
         var layered = try ConfigLoader.loadLayered(
             main: main, mainMustExist: path != nil, dropIns: ConfigLoader.dropIns(for: main), accounts: accounts)
-        var configuration = layered.configuration
-        func given(_ key: String, _ option: String) { layered.origins[key] = "the command line (\(option))" }
-        if let source {
-            configuration.sensor.source = source
-            given("sensor.source", "--source")
-        }
-        if let device {
-            configuration.sensor.device = device
-            given("sensor.device", "--device")
-        }
-        if let rate {
-            configuration.sensor.rate = rate
-            given("sensor.rate", "--rate")
-        }
+        if let source { layered.override(\.sensor.source, with: source, key: "sensor.source", option: "--source") }
+        if let device { layered.override(\.sensor.device, with: device, key: "sensor.device", option: "--device") }
+        if let rate { layered.override(\.sensor.rate, with: rate, key: "sensor.rate", option: "--rate") }
         if alwaysOn {
-            configuration.sensor.alwaysOn = true
-            given("sensor.always_on", "--always-on")
+            layered.override(\.sensor.alwaysOn, with: true, key: "sensor.always_on", option: "--always-on")
         }
         if let sensitivity {
-            configuration.detector.sensitivity = sensitivity
-            given("detector.sensitivity", "--sensitivity")
+            layered.override(
+                \.detector.sensitivity, with: sensitivity, key: "detector.sensitivity", option: "--sensitivity")
         }
         if let logLevel {
-            configuration.logging.level = logLevel
-            given("logging.level", "--log-level")
+            layered.override(\.logging.level, with: logLevel, key: "logging.level", option: "--log-level")
         }
-        if let socket {
-            configuration.socket.path = socket
-            given("socket.path", "--socket")
-        }
+        if let socket { layered.override(\.socket.path, with: socket, key: "socket.path", option: "--socket") }
         if let socketMode, let mode = ShakedConfiguration.SocketSection.mode(parsing: socketMode) {
-            configuration.socket.mode = mode
-            given("socket.mode", "--socket-mode")
+            layered.override(\.socket.mode, with: mode, key: "socket.mode", option: "--socket-mode")
         }
         if let socketGroup {
-            configuration.socket.group = .group(.name(socketGroup))
-            given("socket.group", "--socket-group")
+            layered.override(
+                \.socket.group, with: .group(.name(socketGroup)), key: "socket.group", option: "--socket-group")
         }
         if let adminGroup {
-            configuration.access.samples = .accounts([.group(.name(adminGroup))])
-            configuration.access.simulate = .accounts([.group(.name(adminGroup))])
-            given("access.samples", "--admin-group")
-            given("access.simulate", "--admin-group")
+            let admins = AccessRule.accounts([.group(.name(adminGroup))])
+            layered.override(\.access.samples, with: admins, key: "access.samples", option: "--admin-group")
+            layered.override(\.access.simulate, with: admins, key: "access.simulate", option: "--admin-group")
         }
         // The combination must hold too: a preset from the command line with the files' parameters.
         do {
-            try configuration.detector.settings().validate()
+            try layered.configuration.detector.settings().validate()
         } catch {
             let key = "detector.\(error.parameter.rawValue)"
             throw ConfigErrors([
@@ -90,7 +72,6 @@ extension Shaked {
                     message: error.reason)
             ])
         }
-        layered.configuration = configuration
         return layered
     }
 
@@ -108,7 +89,7 @@ extension Shaked {
             } else {
                 lines += layered.files.map { "\($0): valid" }
             }
-            lines += ConfigurationSummary.lines(layered.configuration)
+            lines += ShakedConfiguration.schema.summary(layered.configuration)
             // Every key away from its default, as the schema shows it: a new key appears here by its row alone.
             let changed = ShakedConfiguration.schema.keys.filter { $0.differs(layered.configuration, defaults) }
             if !changed.isEmpty {
@@ -137,32 +118,5 @@ extension Shaked {
             }
             return 64
         }
-    }
-}
-
-/// A readable account of a configuration, for `--check-config` and the log.
-enum ConfigurationSummary {
-    static func lines(_ configuration: ShakedConfiguration) -> [String] {
-        let sensor = configuration.sensor
-        let detector = configuration.detector
-        let overrides = detector.overrides.sorted { $0.key.rawValue < $1.key.rawValue }
-            .map { "\($0.key.rawValue) \(DecimalText.format($0.value, decimals: 3))" }
-        let socket = configuration.socket
-        let clients = configuration.clients
-        return [
-            "sensor:   \(sensor.source), device \(sensor.device == .automatic ? "auto" : sensor.device.description), \(DecimalText.format(sensor.rate, decimals: 3)) Hz"
-                + (sensor.alwaysOn ? ", always on" : ", only while somebody listens"),
-            "detector: \(detector.sensitivity.rawValue)"
-                + (overrides.isEmpty ? "" : " with \(overrides.joined(separator: ", "))"),
-            "socket:   \(socket.path ?? "default path"), mode 0\(String(socket.mode, radix: 8)), group "
-                + (socket.group?.description ?? "unchanged"),
-            "clients:  at most \(clients.maxClients), queue \(clients.queueLimit), drop limit \(clients.dropLimit), "
-                + "lines \(clients.maxLineLength) bytes, \(clients.maxBadLines) bad lines, replay \(clients.replayCapacity), "
-                + "\(clients.maxClientsPerUser) per user, \(clients.reservedClients) reserved, buffers "
-                + "\(clients.clientBuffer) bytes a client and \(clients.totalBuffer) in all",
-            "access:   subscribe \(configuration.access.subscribe); samples \(configuration.access.samples); "
-                + "simulate \(configuration.access.simulate); key \(configuration.access.key) (root always)",
-            "logging:  \(configuration.logging.level)",
-        ]
     }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import ShakeConfig
 import ShakeTestSupport
 import Testing
 
@@ -581,6 +582,28 @@ struct MQTTForwarderTests {
         let bad = try Command.run("shaked-mqtt", ["--config", configuration, "--check-config"])
         #expect(bad.status == 78)
         #expect(bad.stderr.contains("\(configuration):2: topics.qos: 3 is out of range"))
+    }
+
+    /// The check is the schema's rows: a line for every key with its value and where it came from, the command
+    /// line's options too, so a new key shows by its row alone.
+    @Test func checkConfigShowsEveryKeyOfTheSchemaAndTheCommandLine() throws {
+        let directory = try Harness.scratch("mqtt-check-schema")
+        let configuration = "\(directory)/mqtt.yaml"
+        try "broker:\n  cert_file: /etc/c.pem\n  key_file: /etc/c.key\ntopics:\n  phases: [ended]\n".write(
+            toFile: configuration, atomically: true, encoding: .utf8)
+        let result = try Command.run(
+            "shaked-mqtt",
+            ["--config", configuration, "--check-config", "--log-level", "debug", "--socket", "/tmp/other.sock"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        for key in MQTTConfiguration.schema.keys {
+            #expect(lines.contains { $0.hasPrefix("\(key.path): ") }, "no \(key.path): \(result.stdout)")
+        }
+        #expect(lines.contains("broker.key_file: /etc/c.key  (\(configuration):3)"), "\(result.stdout)")
+        #expect(lines.contains("topics.phases: [ended]  (\(configuration):5)"), "\(result.stdout)")
+        #expect(lines.contains("queue.size: 1000  (default)"), "\(result.stdout)")
+        #expect(lines.contains("logging.level: debug  (the command line (--log-level))"), "\(result.stdout)")
+        #expect(lines.contains("daemon.socket: /tmp/other.sock  (the command line (--socket))"), "\(result.stdout)")
     }
 
     /// Every option `shaked-mqtt --help` lists is in shaked-mqtt(8), and every key of the shipped

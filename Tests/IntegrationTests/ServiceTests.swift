@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import ShakeConfig
 import ShakeTestSupport
 import Testing
 
@@ -29,8 +30,8 @@ struct ServiceTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("\(good): valid"))
         // The command line's preset, with the file's parameter over it.
-        #expect(result.stdout.contains("detector: hard with threshold 14"))
-        #expect(result.stdout.contains("at most 8"))
+        #expect(result.stdout.contains("detector: sensitivity hard, threshold 14\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("clients:  max_clients 8, "))
         let shipped = try Command.run(
             "shaked", ["--check-config", Fixtures.repository.appendingPathComponent("config/shaked.yaml").path])
         #expect(shipped.status == 0, "\(shipped.stderr)")
@@ -341,13 +342,39 @@ struct CheckConfigTests {
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout
         #expect(out.contains("\(main): valid\n\(main).d/10-rate.yaml: valid\n"), "\(out)")
-        #expect(out.contains("200 Hz"))
-        #expect(out.contains("detector: hard"))
+        #expect(out.contains(", rate 200, "))
+        #expect(out.contains("detector: sensitivity hard\n"))
         #expect(out.contains("  detector.sensitivity: \(main):2\n"), "\(out)")
         #expect(out.contains("  sensor.rate:          \(main).d/10-rate.yaml:2\n"), "\(out)")
         #expect(out.contains("  logging.level:        the command line (--log-level)\n"), "\(out)")
         #expect(
             out.contains("not default: sensor.rate 200, detector.sensitivity hard, logging.level debug\n"), "\(out)")
+    }
+
+    /// The settings are the schema's rows: every key with a value of its own is on its section's line as a file
+    /// writes it, so a new key shows by its row alone.
+    @Test func showsEveryKeyOfTheSchema() throws {
+        let directory = try Harness.scratch("check-schema")
+        let main = "\(directory)/shaked.yaml"
+        try "sensor:\n  relay: off\n  range: 8\ndbus:\n  mode: off\n".write(
+            toFile: main, atomically: true, encoding: .utf8)
+        let result = try Command.run("shaked", ["--check-config", main])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        var configuration = ShakedConfiguration()
+        configuration.sensor.relay = .off
+        configuration.sensor.range = .atLeast(8)
+        configuration.dbus.mode = .off
+        var shown = 0
+        for key in ShakedConfiguration.schema.keys {
+            guard let value = key.value(configuration) else { continue }
+            let line = lines.first { $0.hasPrefix("\(key.section):") } ?? ""
+            #expect(
+                line.contains(" \(key.name) \(value),") || line.hasSuffix(" \(key.name) \(value)"),
+                "\(key.path) \(value) is not shown: \(result.stdout)")
+            shown += 1
+        }
+        #expect(shown >= 25)
     }
 
     @Test func reportsEveryProblemNotOnlyTheFirst() throws {
@@ -369,7 +396,7 @@ struct CheckConfigTests {
         let result = try Command.run("shaked", ["--check-config"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("the built-in defaults apply"))
-        #expect(result.stdout.contains("detector: medium"))
+        #expect(result.stdout.contains("detector: sensitivity medium\n"))
         #expect(result.stdout.contains("every value is the default"))
     }
 }

@@ -170,4 +170,21 @@ struct MQTTConfigurationTests {
             _ = try MQTTConfiguration.load(main: main, mainMustExist: true, dropIns: [])
         }
     }
+
+    /// A section left empty in one file and filled in the next is read once, as the daemon's files are: its bad
+    /// value is one problem, not one per file that named the section.
+    @Test func aSectionLeftEmptyThenFilledIsReadOnce() throws {
+        let root = try Scratch.directory("mqtt-config")
+        let main = "\(root)/mqtt.yaml"
+        try "queue:\n".write(toFile: main, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: main + ".d", withIntermediateDirectories: true)
+        try "queue:\n  size: 0\n".write(toFile: "\(main).d/10.yaml", atomically: true, encoding: .utf8)
+        #expect {
+            try MQTTConfiguration.load(main: main, mainMustExist: true, dropIns: MQTTConfiguration.dropIns(for: main))
+        } throws: { error in
+            (error as? ConfigErrors)?.errors.map(\.description) == [
+                "\(main).d/10.yaml:2: queue.size: 0 is out of range; allowed: 1...1000000"
+            ]
+        }
+    }
 }
