@@ -64,6 +64,20 @@ public struct ShakeDetector: Sendable {
     /// strokes is not asked: the motion went on; nor is one whose first stroke points down (steeper than
     /// `nearlyLevel`), whose impulse counts only beyond free fall and so reads low.
     static let backSwing = 0.5
+    /// A brisk shake of one and a half back-and-forths from rest is four strokes: one from rest, two at the turning
+    /// points, one to rest. The first and the last carry about 0.4 of the turning strokes' acceleration (under the
+    /// threshold but for the most vigorous) and a third of their impulse, so only the turning strokes are strokes
+    /// and one reversal counts. The two are still told from a move and its stop (which are two strong strokes too)
+    /// by what the device did at either end: a shake's turning strokes turn the device round, so it was moving
+    /// into the first (the acceleration gave it, against the first, at least this share of the first's impulse,
+    /// above half the threshold, just before it) and still moving after the second (the acceleration then gave
+    /// it, against the second, `swingRatio` of its impulse and `min_impulse`: the stroke to rest). A move starts
+    /// from rest and stops at rest: hardly any impulse before its first stroke, and what follows its stop is a
+    /// small recoil. A back-swing before a move does give a lead-in, but a smaller one than a shake's stroke from
+    /// rest (which carries a third of the turning stroke's impulse, and reads a little less, counted above half
+    /// the threshold): a back-swing of 0.45 of the stop reads 0.21 to 0.30 of the move. Asked once, when the motion
+    /// has stopped, and only for a chain of one counted reversal.
+    static let fromRest = 0.3
     /// A good reversal closes a stroke that came back along the line of the stroke before it: the cosine of the
     /// angle between the two strokes' peak directions is at most this (within 45 degrees of straight back). A
     /// hand shakes back and forth along a line; the device turns in the hand as it goes, but little between two
@@ -294,6 +308,9 @@ public struct ShakeDetector: Sendable {
         /// Impulse against the stroke since the acceleration last pointed along it: the start of the next stroke,
         /// if it comes.
         var opposingImpulse = 0.0
+        /// The most impulse against the stroke that the acceleration gave in one go since the stroke started,
+        /// under the threshold or not: the stroke to rest, if the motion ends (`fromRest`).
+        var restImpulse = 0.0
         /// Whether the reversal that started the stroke was good and waits for the stroke to swing back.
         var pending = false
         /// The impulse, m/s, the stroke needs for that.
@@ -318,6 +335,9 @@ public struct ShakeDetector: Sendable {
         var closedUpward = false
         /// Whether the reversal that closed the chain's first stroke found it `weak` or `ringing` (see `trackStroke`).
         var weakStart = false
+        /// The impulse, m/s, the acceleration gave against the chain's first stroke just before it: the stroke
+        /// from rest, if it stayed under the threshold (`fromRest`).
+        var leadIn = 0.0
     }
 
     /// The reversals of the shake (or, while armed, of the chain): counted, rejected and how, and the first two
@@ -353,6 +373,11 @@ public struct ShakeDetector: Sendable {
     private struct Lean: Sendable {
         var now = 0.0
         var beforeStroke = 0.0
+        /// The impulse, m/s, of the excursion above half the threshold under way, and of the one before and when
+        /// it ended: the lead-in to a chain's first stroke (`fromRest`).
+        var excursion = Vector3.zero
+        var lastExcursion = Vector3.zero
+        var lastExcursionEnd = -Double.infinity
     }
 
     /// The shake in progress, reported or followed silently: whether and when `began` was reported (until it is,
@@ -457,7 +482,16 @@ public struct ShakeDetector: Sendable {
             // (limiting free fall never lengthens the vector).
             guard current.isUnderWay || linear.lengthSquared > derived.thresholdSquared else {
                 // How long the device has leant (see `maxLean`).
-                if linear.lengthSquared > derived.dutySquared { lean.now += gap } else { lean.now = 0 }
+                if linear.lengthSquared > derived.dutySquared {
+                    // An excursion ends where the acceleration turns round, whether or not it dips under half the
+                    // threshold between two samples.
+                    if linear.dot(lean.excursion) < 0 { endExcursion(at: time) }
+                    lean.now += gap
+                    lean.excursion = lean.excursion + linear * gap
+                } else if lean.now > 0 {
+                    lean.now = 0
+                    endExcursion(at: time)
+                }
                 return nil
             }
             let dt = step(at: time)
@@ -572,6 +606,13 @@ public struct ShakeDetector: Sendable {
         }
     }
 
+    /// The excursion above half the threshold under way is over: it may be the lead-in to a stroke.
+    private mutating func endExcursion(at time: Double) {
+        lean.lastExcursion = lean.excursion
+        lean.lastExcursionEnd = time
+        lean.excursion = .zero
+    }
+
     /// Reports `began` for the shake in progress.
     private mutating func report(at time: Double) -> ShakeEvent {
         shake.isReported = true
@@ -649,6 +690,8 @@ public struct ShakeDetector: Sendable {
     private mutating func resetStrokes() {
         current.isUnderWay = false
         lean.now = 0
+        lean.excursion = .zero
+        lean.lastExcursion = .zero
         chain.previousPeakLength = 0
         chain.halves = HalfPeriodStatistics()
         account.time = 0
@@ -710,6 +753,7 @@ public struct ShakeDetector: Sendable {
                 if current.pending, current.impulse >= current.pendingImpulse { swingBack(at: time, dt: dt) }
             } else {
                 current.opposingImpulse -= along * dt
+                current.restImpulse = max(current.restImpulse, current.opposingImpulse)
             }
         }
         guard strokeSquared > derived.thresholdSquared else {
@@ -721,9 +765,14 @@ public struct ShakeDetector: Sendable {
         let length = strokeSquared.squareRoot()
         guard current.isUnderWay else {
             let leaning = lean.now
+            // The lead-in: the excursion before this one (this one is the stroke's own rise), or this one if the
+            // acceleration turned round between two samples without dipping under half the threshold.
+            let before = time - lean.lastExcursionEnd <= settings.maxHalfPeriod ? lean.lastExcursion : .zero
+            let rising = lean.excursion
             resetStrokes()
             startStroke(stroke, length, at: time)
             lean.beforeStroke = leaning
+            chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
             return
         }
         guard along < -settings.threshold else {
@@ -834,6 +883,7 @@ public struct ShakeDetector: Sendable {
         current.startSample = counters.samples
         current.impulse = impulse
         current.opposingImpulse = 0
+        current.restImpulse = 0
     }
 
     /// Ends the shake in progress without a shake; nothing is reported if its `began` was not.
@@ -858,6 +908,16 @@ public struct ShakeDetector: Sendable {
         guard shake.isReported else { return nil }
         counters.cancelled += 1
         return .cancelled(time: time, began: shake.reportedBegan, reason: reason, detail: detail)
+    }
+
+    /// Whether a chain of one counted reversal between its only two strong strokes was a brisk shake of one and a
+    /// half back-and-forths from rest to rest (`fromRest`): the device was moving into the first, and the
+    /// acceleration after the second gave it the stroke to rest. Asked once, when the motion has stopped.
+    private var endsAtRest: Bool {
+        current.isUnderWay && !current.pending && tally.goodReversals == 1 && settings.reversals == 2
+            && tally.acceptedReversals == 1 && tally.rejectedReversals == 0 && !chain.weakStart
+            && chain.leadIn >= Self.fromRest * tally.firstImpulse
+            && current.restImpulse >= max(settings.minImpulse, Self.swingRatio * current.impulse)
     }
 
     /// Why the shake that just went quiet is not one, or nil if it is; with `ending` false, while it goes on (the
@@ -953,6 +1013,12 @@ public struct ShakeDetector: Sendable {
     }
 
     private mutating func finishShake(at time: Double) -> ShakeEvent? {
+        if endsAtRest {
+            // The stroke to rest (`fromRest`) closes the last strong stroke: a reversal that counts.
+            tally.acceptedReversals += 1
+            tally.secondImpulse = current.impulse
+            tally.goodReversals += 1
+        }
         let failed = rejection(at: time)
         decide(at: time, isShake: failed == nil)
         if let rejection = failed {
