@@ -64,6 +64,20 @@ public struct ShakeDetector: Sendable {
     /// strokes is not asked: the motion went on; nor is one whose first stroke points down (steeper than
     /// `nearlyLevel`), whose impulse counts only beyond free fall and so reads low.
     static let backSwing = 0.5
+    /// A brisk shake of one and a half back-and-forths from rest is four strokes: one from rest, two at the turning
+    /// points, one to rest. The first and the last carry about 0.4 of the turning strokes' acceleration (under the
+    /// threshold but for the most vigorous) and a third of their impulse, so only the turning strokes are strokes
+    /// and one reversal counts. The two are still told from a move and its stop (which are two strong strokes too)
+    /// by what the device did at either end: a shake's turning strokes turn the device round, so it was moving
+    /// into the first (the acceleration gave it, against the first, at least this share of the first's impulse,
+    /// above half the threshold, just before it) and still moving after the second (the acceleration then gave
+    /// it, against the second, `swingRatio` of its impulse and `min_impulse`: the stroke to rest). A move starts
+    /// from rest and stops at rest: hardly any impulse before its first stroke, and what follows its stop is a
+    /// small recoil. A back-swing before a move does give a lead-in, but a smaller one than a shake's stroke from
+    /// rest (which carries a third of the turning stroke's impulse, and reads a little less, counted above half
+    /// the threshold): a back-swing of 0.45 of the stop reads 0.21 to 0.30 of the move. Asked once, when the motion
+    /// has stopped, and only for a chain of one counted reversal.
+    static let fromRest = 0.3
     /// A good reversal closes a stroke that came back along the line of the stroke before it: the cosine of the
     /// angle between the two strokes' peak directions is at most this (within 45 degrees of straight back). A
     /// hand shakes back and forth along a line; the device turns in the hand as it goes, but little between two
@@ -136,11 +150,11 @@ public struct ShakeDetector: Sendable {
     /// What the detector made of the last sample it accepted, for plots and diagnostics. Worked out when asked,
     /// so that it costs nothing per sample.
     public var lastObservation: Observation {
-        let linear = lastAcceleration - gravity
+        let linear = stream.lastAcceleration - gravity
         return Observation(
             linear: linear,
             stroke: Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance),
-            reversal: lastReversalTime == lastTime ? lastReversal : nil)
+            reversal: lastMark.time == stream.lastTime ? lastMark.reversal : nil)
     }
 
     /// The detector's view of one sample.
@@ -246,94 +260,158 @@ public struct ShakeDetector: Sendable {
         }
     }
 
-    // Derived from the settings.
-    private var thresholdSquared = 0.0
-    private var dutySquared = 0.0
-    private var inverseGravityTimeConstant = 0.0
-    private var quickStroke = 0.0
-    private var briskStroke = 0.0
+    /// Thresholds worked out once from the settings, so that a sample compares squares and multiplies.
+    private struct Derived: Sendable {
+        var thresholdSquared = 0.0
+        var dutySquared = 0.0
+        var inverseGravityTimeConstant = 0.0
+        /// The longest a first stroke may take to give the device `beganImpulse` and begin a shake
+        /// (`quickStrokeFactor`), and to report it at once (`briskStrokeFactor`), seconds.
+        var quickStroke = 0.0
+        var briskStroke = 0.0
+    }
 
-    // The stream.
-    private var isStreaming = false
-    private var lastAcceleration = Vector3.zero
+    /// The stream of samples: whether one is under way, where it started and its last accepted sample.
+    private struct Stream: Sendable {
+        var isStreaming = false
+        var lastTime = 0.0
+        var lastAcceleration = Vector3.zero
+        /// The stream's first sample: its time, and its number in ``Counters/samples`` (the mean interval, `step`).
+        var start = 0.0
+        var startSample = 0
+    }
+
     /// The last reversal, for ``lastObservation``, and the time of the sample that made it.
-    private var lastReversal: Reversal?
-    private var lastReversalTime = -Double.infinity
-    private var lastTime = 0.0
-    /// The stream's first sample: its time, and its number in ``Counters/samples``.
-    private var streamStart = 0.0
-    private var streamStartSample = 0
-    private var gravity = Vector3.zero
-    private var fastAverage = Vector3.zero
-    private var lastMotion = 0.0
+    private struct ReversalMark: Sendable {
+        var reversal: Reversal?
+        var time = -Double.infinity
+    }
 
-    // The current stroke.
-    private var hasStroke = false
-    /// The unit direction of the stroke's peak.
-    private var strokeDirection = Vector3.zero
-    private var strokePeakLength = 0.0
-    private var strokeStart = 0.0
-    /// The stroke's first sample, counted in ``Counters/samples``: see `strokeAge`.
-    private var strokeStartSample = 0
-    private var strokeImpulse = 0.0
-    /// Impulse against the current stroke since the acceleration last pointed along it: the start of the
-    /// next stroke, if it comes.
-    private var opposingImpulse = 0.0
-    /// Whether the previous sample's reading may have been the device resting, turned (`mayBeTurning`), and
-    /// what it was.
-    private var turning = false
-    private var turningReading = Vector3.zero
-    private var previousPeakLength = 0.0
-    /// Whether the reversal that closed the chain's first stroke found it `weak` or `ringing` (see `trackStroke`).
-    private var weakStart = false
-    /// The unit direction of the previous stroke's peak, for `straightBack`.
-    private var previousDirection = Vector3.zero
-    /// Whether the reversal that started the current stroke was good and waits for the stroke to swing back.
-    private var pending = false
-    /// The impulse, m/s, the current stroke needs for that.
-    private var pendingImpulse = 0.0
+    /// The fast average of the raw signal that tells motion from calm, and the last sample that departed from it:
+    /// followed only while a shake is in progress or the detector waits for calm.
+    private struct MotionWatch: Sendable {
+        var fastAverage = Vector3.zero
+        var last = 0.0
+    }
 
-    // The chain of quick reversals the stroke belongs to.
-    private var halves = HalfPeriodStatistics()
-    /// The time since the chain's first stroke, and the part of it that the motion was strong (the duty), each
-    /// sample weighing at most `maxSampleWeight` mean intervals.
-    private var dutyTime = 0.0
-    private var dutyActive = 0.0
-    private var lastActive = 0.0
-    private var goodReversals = 0
-    /// How long the gravity-free acceleration has stayed above half the threshold while armed without a
-    /// stroke, and how long it had when the first stroke of the chain began (`maxLean`).
-    private var lean = 0.0
-    private var leanBeforeStroke = 0.0
-    /// Counted reversals neither of whose strokes pointed up: evidence of a hand, not of the body's jolts.
-    private var levelReversals = 0
-    /// Whether the stroke closed by the last good reversal pointed up.
-    private var closedUpward = false
-    private var rejectedReversals = 0
-    private var lastRejection: ShakeEvent.Rejection?
-    /// How the last rejected reversal failed (for ``lastDecision``; set only at a rejection).
-    private var lastRejectedMargin: Margin?
-    /// Good reversals since the shake's first stroke, and the impulses, m/s, of the strokes the first two closed
-    /// (`backSwing`).
-    private var acceptedReversals = 0
-    private var firstImpulse = 0.0
-    private var secondImpulse = 0.0
-    /// Whether the first of them pointed down more steeply than `nearlyLevel`: its impulse counts only beyond free
-    /// fall, so it reads low, and the back-swing test is not asked.
-    private var firstDownward = false
+    /// The stroke under way: its peak, its start and the impulse it has given the device, and whether it must
+    /// still swing the device back for the reversal that started it to count.
+    private struct Stroke: Sendable {
+        var isUnderWay = false
+        /// The unit direction of the stroke's peak.
+        var direction = Vector3.zero
+        var peakLength = 0.0
+        var start = 0.0
+        /// The stroke's first sample, counted in ``Counters/samples``: see `strokeAge`.
+        var startSample = 0
+        var impulse = 0.0
+        /// Impulse against the stroke since the acceleration last pointed along it: the start of the next stroke,
+        /// if it comes.
+        var opposingImpulse = 0.0
+        /// The most impulse against the stroke that the acceleration gave in one go since the stroke started,
+        /// under the threshold or not: the stroke to rest, if the motion ends (`fromRest`).
+        var restImpulse = 0.0
+        /// Whether the reversal that started the stroke was good and waits for the stroke to swing back.
+        var pending = false
+        /// The impulse, m/s, the stroke needs for that.
+        var pendingImpulse = 0.0
+    }
 
-    // The shake in progress.
-    private var mode = Mode.armed
-    /// Whether `began` was reported for the shake in progress, and when. Until it is, the shake is followed
-    /// silently: its `cancelled` is not reported either.
-    private var isReported = false
-    private var reportedBegan = 0.0
-    private var shakePeakSquared = 0.0
+    /// Whether the previous sample's reading may have been the device resting, turned (`mayBeTurning`), and what
+    /// it was.
+    private struct TurningWatch: Sendable {
+        var suspected = false
+        var reading = Vector3.zero
+    }
+
+    /// The chain of quick reversals the stroke belongs to: the stroke before the current one (for the symmetry,
+    /// straight-back and began tests) and the half periods between them (the rhythm).
+    private struct Chain: Sendable {
+        var halves = HalfPeriodStatistics()
+        var previousPeakLength = 0.0
+        /// The unit direction of the previous stroke's peak, for `straightBack`.
+        var previousDirection = Vector3.zero
+        /// Whether the stroke closed by the last good reversal pointed up.
+        var closedUpward = false
+        /// Whether the reversal that closed the chain's first stroke found it `weak` or `ringing` (see `trackStroke`).
+        var weakStart = false
+        /// The impulse, m/s, the acceleration gave against the chain's first stroke just before it: the stroke
+        /// from rest, if it stayed under the threshold (`fromRest`).
+        var leadIn = 0.0
+    }
+
+    /// The reversals of the shake (or, while armed, of the chain): counted, rejected and how, and the first two
+    /// good ones' strokes for the back-swing test. Kept while a shake is in progress across its chains.
+    private struct Tally: Sendable {
+        var goodReversals = 0
+        /// Counted reversals neither of whose strokes pointed up: evidence of a hand, not of the body's jolts.
+        var levelReversals = 0
+        var rejectedReversals = 0
+        var lastRejection: ShakeEvent.Rejection?
+        /// How the last rejected reversal failed (for ``lastDecision``; set only at a rejection).
+        var lastRejectedMargin: Margin?
+        /// Good reversals since the shake's first stroke, and the impulses, m/s, of the strokes the first two closed
+        /// (`backSwing`).
+        var acceptedReversals = 0
+        var firstImpulse = 0.0
+        var secondImpulse = 0.0
+        /// Whether the first of them pointed down more steeply than `nearlyLevel`: its impulse counts only beyond
+        /// free fall, so it reads low, and the back-swing test is not asked.
+        var firstDownward = false
+    }
+
+    /// The duty: the time since the chain's first stroke, and the part of it that the motion was strong, each
+    /// sample weighing at most `maxSampleWeight` mean intervals; and the last strong sample (the settling).
+    private struct DutyAccount: Sendable {
+        var time = 0.0
+        var active = 0.0
+        var lastActive = 0.0
+    }
+
+    /// How long the gravity-free acceleration has stayed above half the threshold while armed without a stroke,
+    /// and how long it had when the first stroke of the chain began (`maxLean`).
+    private struct Lean: Sendable {
+        var now = 0.0
+        var beforeStroke = 0.0
+        /// The impulse, m/s, of the excursion above half the threshold under way, and of the one before and when
+        /// it ended: the lead-in to a chain's first stroke (`fromRest`).
+        var excursion = Vector3.zero
+        var lastExcursion = Vector3.zero
+        var lastExcursionEnd = -Double.infinity
+    }
+
+    /// The shake in progress, reported or followed silently: whether and when `began` was reported (until it is,
+    /// its `cancelled` is not reported either), and what its `ended` reports.
+    private struct Shake: Sendable {
+        var isReported = false
+        var reportedBegan = 0.0
+        var peakSquared = 0.0
+        var axisEnergy = Vector3.zero
+    }
+
     /// Since when the device has read nearly nothing (the last sample that read more), and whether it has for
     /// `freeFallTime` since the shake began.
-    private var freeFallSince = 0.0
-    private var fell = false
-    private var axisEnergy = Vector3.zero
+    private struct FreeFallWatch: Sendable {
+        var since = 0.0
+        var fell = false
+    }
+
+    private var derived = Derived()
+    private var stream = Stream()
+    private var lastMark = ReversalMark()
+    /// The gravity estimate: an exponential average of the raw vector (`gravityTimeConstant`).
+    private var gravity = Vector3.zero
+    private var motion = MotionWatch()
+    private var current = Stroke()
+    private var turning = TurningWatch()
+    private var chain = Chain()
+    private var tally = Tally()
+    private var account = DutyAccount()
+    private var lean = Lean()
+    /// Armed, in a shake, refractory or waiting for calm.
+    private var mode = Mode.armed
+    private var shake = Shake()
+    private var freeFall = FreeFallWatch()
 
     /// Creates a detector.
     /// - Precondition: the settings are valid (see ``DetectorSettings/validate()``).
@@ -343,12 +421,12 @@ public struct ShakeDetector: Sendable {
     }
 
     /// Whether a shake has begun and not yet ended or been cancelled.
-    public var isShaking: Bool { inShake && isReported }
+    public var isShaking: Bool { inShake && shake.isReported }
 
     /// Whether a hand may be at work: a stroke is under way, or a shake is in progress (reported or not). The
     /// capture reads its sensor in short steps then, so that the decisions to come (`ended`, a `began` at a
     /// reversal) are not held back by a long read.
-    public var isMotionUnderWay: Bool { inShake || hasStroke }
+    public var isMotionUnderWay: Bool { inShake || current.isUnderWay }
 
     /// Whether a shake is in progress, reported or not.
     private var inShake: Bool {
@@ -363,12 +441,12 @@ public struct ShakeDetector: Sendable {
     }
 
     private mutating func applyDerivedSettings() {
-        thresholdSquared = settings.threshold * settings.threshold
+        derived.thresholdSquared = settings.threshold * settings.threshold
         let duty = settings.threshold * Self.dutyFraction
-        dutySquared = duty * duty
-        inverseGravityTimeConstant = 1 / settings.gravityTimeConstant
-        quickStroke = Self.quickStrokeFactor * settings.beganImpulse / settings.threshold
-        briskStroke = Self.briskStrokeFactor * settings.beganImpulse / settings.threshold
+        derived.dutySquared = duty * duty
+        derived.inverseGravityTimeConstant = 1 / settings.gravityTimeConstant
+        derived.quickStroke = Self.quickStrokeFactor * settings.beganImpulse / settings.threshold
+        derived.briskStroke = Self.briskStrokeFactor * settings.beganImpulse / settings.threshold
     }
 
     /// Feeds one sample.
@@ -379,61 +457,70 @@ public struct ShakeDetector: Sendable {
             return nil
         }
         counters.samples &+= 1
-        guard isStreaming else {
+        guard stream.isStreaming else {
             startStream(with: sample)
             return nil
         }
         let time = sample.time
-        let gap = time - lastTime
+        let gap = time - stream.lastTime
         if gap < 0 || gap > settings.maxGap {
             counters.discontinuities += 1
             let event = interrupt()
             startStream(with: sample)
             return event
         }
-        lastTime = time
+        stream.lastTime = time
 
         let acceleration = sample.acceleration
-        gravity = gravity + (acceleration - gravity) * min(1, gap * inverseGravityTimeConstant)
-        lastAcceleration = acceleration
+        gravity = gravity + (acceleration - gravity) * min(1, gap * derived.inverseGravityTimeConstant)
+        stream.lastAcceleration = acceleration
         let linear = acceleration - gravity
 
         switch mode {
         case .armed:
             // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
             // (limiting free fall never lengthens the vector).
-            guard hasStroke || linear.lengthSquared > thresholdSquared else {
+            guard current.isUnderWay || linear.lengthSquared > derived.thresholdSquared else {
                 // How long the device has leant (see `maxLean`).
-                if linear.lengthSquared > dutySquared { lean += gap } else { lean = 0 }
+                if linear.lengthSquared > derived.dutySquared {
+                    // An excursion ends where the acceleration turns round, whether or not it dips under half the
+                    // threshold between two samples.
+                    if linear.dot(lean.excursion) < 0 { endExcursion(at: time) }
+                    lean.now += gap
+                    lean.excursion = lean.excursion + linear * gap
+                } else if lean.now > 0 {
+                    lean.now = 0
+                    endExcursion(at: time)
+                }
                 return nil
             }
             let dt = step(at: time)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
-            if hasStroke { accountDuty(strokeSquared, at: time, gap: gap, step: dt) }
+            if current.isUnderWay { accountDuty(strokeSquared, at: time, gap: gap, step: dt) }
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
             // `began` needs the first evidence of a shake: a good reversal whose next stroke swings the device
             // back, or a brisk first stroke across gravity. A bump, a step or a landing acts along gravity and
             // does not swing back.
             guard
-                goodReversals > 0
-                    || (hasStroke && strokeImpulse >= settings.beganImpulse
-                        && strokeAge(dt) <= quickStroke && isAcrossGravity)
+                tally.goodReversals > 0
+                    || (current.isUnderWay && current.impulse >= settings.beganImpulse
+                        && strokeAge(dt) <= derived.quickStroke && isAcrossGravity)
             else { return nil }
             mode = .shaking(began: time)
             // Motion is followed only from here on (`followMotion`): the fast average starts from this reading,
             // and the stroke is motion.
-            fastAverage = acceleration
-            lastMotion = time
-            fell = false
-            freeFallSince = time
-            shakePeakSquared = linear.lengthSquared
-            axisEnergy = .zero
-            isReported = false
+            motion.fastAverage = acceleration
+            motion.last = time
+            freeFall.fell = false
+            freeFall.since = time
+            shake.peakSquared = linear.lengthSquared
+            shake.axisEnergy = .zero
+            shake.isReported = false
             guard
-                levelReversals > 0
-                    || (goodReversals == 0 && strokeAge(dt) <= max(briskStroke, 3 * dt) && isNearlyLevel
-                        && leanBeforeStroke <= Self.maxLean)
+                tally.levelReversals > 0
+                    || (tally.goodReversals == 0 && strokeAge(dt) <= max(derived.briskStroke, 3 * dt) && isNearlyLevel
+                        && lean.beforeStroke <= Self.maxLean)
             else { return nil }
             return report(at: time)
 
@@ -445,32 +532,33 @@ public struct ShakeDetector: Sendable {
             accountDuty(strokeSquared, at: time, gap: gap, step: dt)
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
             let linearSquared = linear.lengthSquared
-            shakePeakSquared = max(shakePeakSquared, linearSquared)
-            if strokeSquared > dutySquared {
-                axisEnergy =
-                    axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
-                freeFallSince = time
-            } else if lastAcceleration.lengthSquared < Self.freeFallSquared {
+            shake.peakSquared = max(shake.peakSquared, linearSquared)
+            if strokeSquared > derived.dutySquared {
+                shake.axisEnergy =
+                    shake.axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
+                freeFall.since = time
+            } else if stream.lastAcceleration.lengthSquared < Self.freeFallSquared {
                 // Falling freely adds nothing to a stroke (the free-fall rule): only a weak sample can be one.
-                if time - freeFallSince >= Self.freeFallTime { fell = true }
+                if time - freeFall.since >= Self.freeFallTime { freeFall.fell = true }
             } else {
-                freeFallSince = time
+                freeFall.since = time
             }
-            if !isReported,
-                levelReversals > 0 || (goodReversals >= settings.reversals && rejection(at: time, ending: false) == nil)
+            if !shake.isReported,
+                tally.levelReversals > 0
+                    || (tally.goodReversals >= settings.reversals && rejection(at: time, ending: false) == nil)
             {
                 // A shake followed silently reports `began` once a hand shows, or once it would be a shake if it
                 // ended now (but for the back-swing test, which only a motion that stops is asked: a shake's
                 // `began` is not put off for it).
                 return report(at: time)
             }
-            if lastMotion - began > settings.tooLong {
+            if motion.last - began > settings.tooLong {
                 return cancel(at: time, reason: .tooLong, then: .calming)
             }
-            if time - lastMotion >= settings.quietTime {
+            if time - motion.last >= settings.quietTime {
                 return finishShake(at: time)
             }
-            if hasStroke, time - strokeStart > settings.maxHalfPeriod + Self.strokeGrace {
+            if current.isUnderWay, time - current.start > settings.maxHalfPeriod + Self.strokeGrace {
                 // Still moving, but no longer oscillating: carried, not shaken.
                 return cancel(at: time, reason: .notAShake, detail: .carried, then: .calming)
             }
@@ -485,7 +573,7 @@ public struct ShakeDetector: Sendable {
 
         case .calming:
             followMotion(acceleration, at: time, dt: gap)
-            if time - lastMotion >= settings.calmTime {
+            if time - motion.last >= settings.calmTime {
                 mode = .armed
                 resetStrokes()
             }
@@ -497,9 +585,10 @@ public struct ShakeDetector: Sendable {
     /// calm): only while a shake is in progress or the detector waits for calm, the only times it is asked.
     @inline(__always)
     private mutating func followMotion(_ acceleration: Vector3, at time: Double, dt: Double) {
-        fastAverage = fastAverage + (acceleration - fastAverage) * min(1, dt * (1 / Self.motionTimeConstant))
-        if (acceleration - fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
-            lastMotion = time
+        motion.fastAverage =
+            motion.fastAverage + (acceleration - motion.fastAverage) * min(1, dt * (1 / Self.motionTimeConstant))
+        if (acceleration - motion.fastAverage).lengthSquared > Self.motionThreshold * Self.motionThreshold {
+            motion.last = time
         }
     }
 
@@ -510,36 +599,43 @@ public struct ShakeDetector: Sendable {
     @inline(__always)
     private mutating func accountDuty(_ strokeSquared: Double, at time: Double, gap: Double, step: Double) {
         let weight = min(gap, Self.maxSampleWeight * step)
-        dutyTime += weight
-        if strokeSquared > dutySquared {
-            dutyActive += weight
-            lastActive = time
+        account.time += weight
+        if strokeSquared > derived.dutySquared {
+            account.active += weight
+            account.lastActive = time
         }
+    }
+
+    /// The excursion above half the threshold under way is over: it may be the lead-in to a stroke.
+    private mutating func endExcursion(at time: Double) {
+        lean.lastExcursion = lean.excursion
+        lean.lastExcursionEnd = time
+        lean.excursion = .zero
     }
 
     /// Reports `began` for the shake in progress.
     private mutating func report(at time: Double) -> ShakeEvent {
-        isReported = true
-        reportedBegan = time
+        shake.isReported = true
+        shake.reportedBegan = time
         counters.began += 1
         return .began(time: time)
     }
 
     /// Whether the current stroke points up, as the body's jolts do, more steeply than `nearlyLevel`.
     private var isUpward: Bool {
-        let along = strokeDirection.dot(gravity)
+        let along = current.direction.dot(gravity)
         return along > 0 && along * along > Self.nearlyLevel * gravity.lengthSquared
     }
 
     /// Whether the current stroke points down, or is nearly level (`nearlyLevel`).
     private var isNearlyLevel: Bool {
-        let along = strokeDirection.dot(gravity)
+        let along = current.direction.dot(gravity)
         return along < 0 || along * along <= Self.nearlyLevel * gravity.lengthSquared
     }
 
     /// Whether the current stroke points down, or across gravity rather than along it: not a jolt of the body.
     private var isAcrossGravity: Bool {
-        let along = strokeDirection.dot(gravity)
+        let along = current.direction.dot(gravity)
         return along < 0 || along * along <= Self.acrossGravity * gravity.lengthSquared
     }
 
@@ -549,13 +645,14 @@ public struct ShakeDetector: Sendable {
     ///   stream: gravity is estimated afresh.
     public mutating func interrupt() -> ShakeEvent? {
         defer {
-            isStreaming = false
+            stream.isStreaming = false
             mode = .armed
             resetStrokes()
         }
-        guard case .shaking = mode, isReported else { return nil }
+        guard case .shaking = mode, shake.isReported else { return nil }
         counters.cancelled += 1
-        return .cancelled(time: max(lastTime, reportedBegan), began: reportedBegan, reason: .interrupted)
+        return .cancelled(
+            time: max(stream.lastTime, shake.reportedBegan), began: shake.reportedBegan, reason: .interrupted)
     }
 
     /// The gravity-free acceleration with its downward part limited to what exceeds free fall.
@@ -575,14 +672,14 @@ public struct ShakeDetector: Sendable {
     }
 
     private mutating func startStream(with sample: Sample) {
-        isStreaming = true
-        lastTime = sample.time
-        streamStart = sample.time
-        streamStartSample = counters.samples
+        stream.isStreaming = true
+        stream.lastTime = sample.time
+        stream.start = sample.time
+        stream.startSample = counters.samples
         gravity = sample.acceleration
-        fastAverage = sample.acceleration
-        lastAcceleration = sample.acceleration
-        lastMotion = sample.time
+        motion.fastAverage = sample.acceleration
+        stream.lastAcceleration = sample.acceleration
+        motion.last = sample.time
         // The gravity estimate settles first.
         mode = .refractory(until: sample.time + settings.gravityTimeConstant)
         resetStrokes()
@@ -591,20 +688,22 @@ public struct ShakeDetector: Sendable {
     /// Forgets the strokes: the next one starts a new chain (and, unless a shake is in progress, a new count of
     /// reversals).
     private mutating func resetStrokes() {
-        hasStroke = false
-        lean = 0
-        previousPeakLength = 0
-        halves = HalfPeriodStatistics()
-        dutyTime = 0
-        dutyActive = 0
-        pending = false
+        current.isUnderWay = false
+        lean.now = 0
+        lean.excursion = .zero
+        lean.lastExcursion = .zero
+        chain.previousPeakLength = 0
+        chain.halves = HalfPeriodStatistics()
+        account.time = 0
+        account.active = 0
+        current.pending = false
         if !inShake {
-            goodReversals = 0
-            levelReversals = 0
-            rejectedReversals = 0
-            lastRejection = nil
-            lastRejectedMargin = nil
-            acceptedReversals = 0
+            tally.goodReversals = 0
+            tally.levelReversals = 0
+            tally.rejectedReversals = 0
+            tally.lastRejection = nil
+            tally.lastRejectedMargin = nil
+            tally.acceptedReversals = 0
         }
     }
 
@@ -614,28 +713,29 @@ public struct ShakeDetector: Sendable {
     @inline(__always)
     private mutating func swingBack(at time: Double, dt: Double) {
         if mayBeTurning(dt: dt) {
-            turning = true
-            turningReading = lastAcceleration
+            turning.suspected = true
+            turning.reading = stream.lastAcceleration
             return
         }
-        pending = false
-        goodReversals += 1
-        if !closedUpward && !isUpward { levelReversals += 1 }
+        current.pending = false
+        tally.goodReversals += 1
+        if !chain.closedUpward && !isUpward { tally.levelReversals += 1 }
         mark(.confirmed, at: time)
     }
 
-    /// Whether the reading (``lastAcceleration``) may be the device resting, turned, with the gravity estimate
+    /// Whether the reading (the stream's last acceleration) may be the device resting, turned, with the gravity estimate
     /// lagging behind the turn: about one g (`turningLow`, `turningHigh`), not against the estimate
     /// (`turningAgainst`), and, if the previous sample's may have been too, steady since (`turningJerk`). A
     /// first such reading waits for the next sample to tell. Asked only when a stroke has given the impulse that
     /// would swing the device back, so that it costs nothing on other samples.
     private func mayBeTurning(dt: Double) -> Bool {
-        let reading = lastAcceleration.lengthSquared
-        guard reading > Self.turningLow, reading < Self.turningHigh, lastAcceleration.dot(gravity) > Self.turningAgainst
+        let reading = stream.lastAcceleration.lengthSquared
+        guard reading > Self.turningLow, reading < Self.turningHigh,
+            stream.lastAcceleration.dot(gravity) > Self.turningAgainst
         else { return false }
-        guard turning else { return true }
+        guard turning.suspected else { return true }
         let steady = Self.turningJerk * dt
-        return (lastAcceleration - turningReading).lengthSquared < steady * steady
+        return (stream.lastAcceleration - turning.reading).lengthSquared < steady * steady
     }
 
     /// Follows the strokes of the hand, and judges each stroke at the reversal that closes it: good (quick, long
@@ -643,36 +743,42 @@ public struct ShakeDetector: Sendable {
     @inline(__always)
     private mutating func trackStroke(_ stroke: Vector3, _ strokeSquared: Double, at time: Double, dt: Double) {
         var along = 0.0
-        if hasStroke {
+        if current.isUnderWay {
             // The impulse of each stroke counts from where the acceleration turned towards it, not from where
             // it crossed the threshold, so that a fast stroke is credited with its whole half-wave.
-            along = stroke.dot(strokeDirection)
+            along = stroke.dot(current.direction)
             if along > 0 {
-                strokeImpulse += along * dt
-                opposingImpulse = 0
-                if pending, strokeImpulse >= pendingImpulse { swingBack(at: time, dt: dt) }
+                current.impulse += along * dt
+                current.opposingImpulse = 0
+                if current.pending, current.impulse >= current.pendingImpulse { swingBack(at: time, dt: dt) }
             } else {
-                opposingImpulse -= along * dt
+                current.opposingImpulse -= along * dt
+                current.restImpulse = max(current.restImpulse, current.opposingImpulse)
             }
         }
-        guard strokeSquared > thresholdSquared else {
-            if hasStroke, !inShake, time - strokeStart > settings.maxHalfPeriod {
+        guard strokeSquared > derived.thresholdSquared else {
+            if current.isUnderWay, !inShake, time - current.start > settings.maxHalfPeriod {
                 resetStrokes()
             }
             return
         }
         let length = strokeSquared.squareRoot()
-        guard hasStroke else {
-            let leaning = lean
+        guard current.isUnderWay else {
+            let leaning = lean.now
+            // The lead-in: the excursion before this one (this one is the stroke's own rise), or this one if the
+            // acceleration turned round between two samples without dipping under half the threshold.
+            let before = time - lean.lastExcursionEnd <= settings.maxHalfPeriod ? lean.lastExcursion : .zero
+            let rising = lean.excursion
             resetStrokes()
             startStroke(stroke, length, at: time)
-            leanBeforeStroke = leaning
+            lean.beforeStroke = leaning
+            chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
             return
         }
         guard along < -settings.threshold else {
-            if along > 0, length > strokePeakLength {
-                strokeDirection = stroke * (1 / length)
-                strokePeakLength = length
+            if along > 0, length > current.peakLength {
+                current.direction = stroke * (1 / length)
+                current.peakLength = length
             }
             return
         }
@@ -684,22 +790,23 @@ public struct ShakeDetector: Sendable {
             startStroke(stroke, length, at: time)
             return
         }
-        if pending {
+        if current.pending {
             // The stroke that is ending never swung the device back: its reversal does not count.
-            lastRejection = .oneWay
-            lastRejectedMargin = Margin(test: .oneWay, value: strokeImpulse, limit: pendingImpulse)
+            tally.lastRejection = .oneWay
+            tally.lastRejectedMargin = Margin(test: .oneWay, value: current.impulse, limit: current.pendingImpulse)
         }
-        let isFirst = previousPeakLength == 0
+        let isFirst = chain.previousPeakLength == 0
         var rejection: ShakeEvent.Rejection?
         if half <= Self.minHalfPeriod {
             rejection = .ringing
-        } else if strokeImpulse < settings.minImpulse {
+        } else if current.impulse < settings.minImpulse {
             rejection = .weak
-        } else if !isFirst, !weakStart,
-            min(strokePeakLength, previousPeakLength) < settings.symmetry * max(strokePeakLength, previousPeakLength)
+        } else if !isFirst, !chain.weakStart,
+            min(current.peakLength, chain.previousPeakLength) < settings.symmetry
+                * max(current.peakLength, chain.previousPeakLength)
         {
             rejection = .lopsided
-        } else if !isFirst, previousDirection.dot(strokeDirection) > Self.straightBack {
+        } else if !isFirst, chain.previousDirection.dot(current.direction) > Self.straightBack {
             rejection = .askew
         }
         // A chain whose first stroke is too weak or too brief to be a shake's: the hand setting off from rest
@@ -708,35 +815,35 @@ public struct ShakeDetector: Sendable {
         // as rejected, and the next stroke is not asked to be alike it in strength (it is still asked to come back
         // along its line).
         let startsWeak = isFirst && (rejection == .weak || rejection == .ringing)
-        weakStart = startsWeak
+        chain.weakStart = startsWeak
         if let rejection {
-            lastRejection = rejection
-            lastRejectedMargin = margin(of: rejection, half: half)
-            if !startsWeak { rejectedReversals += 1 }
+            tally.lastRejection = rejection
+            tally.lastRejectedMargin = margin(of: rejection, half: half)
+            if !startsWeak { tally.rejectedReversals += 1 }
             mark(.rejected(rejection), at: time)
         } else {
             mark(.accepted, at: time)
         }
-        let closing = strokeImpulse
-        previousDirection = strokeDirection
-        closedUpward = isUpward
-        let vertical = strokeDirection.dot(gravity)
+        let closing = current.impulse
+        chain.previousDirection = current.direction
+        chain.closedUpward = isUpward
+        let vertical = current.direction.dot(gravity)
         let closedDownward = vertical < 0 && vertical * vertical > Self.nearlyLevel * gravity.lengthSquared
-        previousPeakLength = strokePeakLength
-        halves.add(half)
-        startStroke(stroke, length, at: time, impulse: opposingImpulse)
+        chain.previousPeakLength = current.peakLength
+        chain.halves.add(half)
+        startStroke(stroke, length, at: time, impulse: current.opposingImpulse)
         if rejection == nil {
-            acceptedReversals += 1
-            if acceptedReversals == 1 {
-                firstImpulse = closing
-                firstDownward = closedDownward
-            } else if acceptedReversals == 2 {
-                secondImpulse = closing
+            tally.acceptedReversals += 1
+            if tally.acceptedReversals == 1 {
+                tally.firstImpulse = closing
+                tally.firstDownward = closedDownward
+            } else if tally.acceptedReversals == 2 {
+                tally.secondImpulse = closing
             }
-            pending = true
-            turning = false
-            pendingImpulse = max(settings.minImpulse, Self.swingRatio * closing)
-            if strokeImpulse >= pendingImpulse { swingBack(at: time, dt: dt) }
+            current.pending = true
+            turning.suspected = false
+            current.pendingImpulse = max(settings.minImpulse, Self.swingRatio * closing)
+            if current.impulse >= current.pendingImpulse { swingBack(at: time, dt: dt) }
         }
     }
 
@@ -751,7 +858,7 @@ public struct ShakeDetector: Sendable {
     /// `maxSampleWeight` intervals.) Worked out only while a stroke may be under way.
     @inline(__always)
     private func step(at time: Double) -> Double {
-        (time - streamStart) / Double(counters.samples &- streamStartSample)
+        (time - stream.start) / Double(counters.samples &- stream.startSample)
     }
 
     /// The time since the current stroke started, counted in samples at the stream's mean interval (`step`, the
@@ -760,22 +867,23 @@ public struct ShakeDetector: Sendable {
     /// next short, and a shake irregular; a stroke's first sample stamped early would make a brisk stroke look slow.
     @inline(__always)
     private func strokeAge(_ step: Double) -> Double {
-        Double(counters.samples &- strokeStartSample) * step
+        Double(counters.samples &- current.startSample) * step
     }
 
     private mutating func mark(_ reversal: Reversal, at time: Double) {
-        lastReversal = reversal
-        lastReversalTime = time
+        lastMark.reversal = reversal
+        lastMark.time = time
     }
 
     private mutating func startStroke(_ stroke: Vector3, _ length: Double, at time: Double, impulse: Double = 0) {
-        hasStroke = true
-        strokeDirection = stroke * (1 / length)
-        strokePeakLength = length
-        strokeStart = time
-        strokeStartSample = counters.samples
-        strokeImpulse = impulse
-        opposingImpulse = 0
+        current.isUnderWay = true
+        current.direction = stroke * (1 / length)
+        current.peakLength = length
+        current.start = time
+        current.startSample = counters.samples
+        current.impulse = impulse
+        current.opposingImpulse = 0
+        current.restImpulse = 0
     }
 
     /// Ends the shake in progress without a shake; nothing is reported if its `began` was not.
@@ -786,65 +894,80 @@ public struct ShakeDetector: Sendable {
             if reason == .tooLong {
                 decide(
                     at: time, isShake: false,
-                    failed: Margin(test: .tooLong, value: lastMotion - began, limit: settings.tooLong, atLeast: false))
+                    failed: Margin(test: .tooLong, value: motion.last - began, limit: settings.tooLong, atLeast: false))
             } else if detail == .carried {
                 decide(
                     at: time, isShake: false,
                     failed: Margin(
-                        test: .carried, value: time - strokeStart, limit: settings.maxHalfPeriod + Self.strokeGrace,
+                        test: .carried, value: time - current.start, limit: settings.maxHalfPeriod + Self.strokeGrace,
                         atLeast: false))
             }
         }
         mode = next
         resetStrokes()
-        guard isReported else { return nil }
+        guard shake.isReported else { return nil }
         counters.cancelled += 1
-        return .cancelled(time: time, began: reportedBegan, reason: reason, detail: detail)
+        return .cancelled(time: time, began: shake.reportedBegan, reason: reason, detail: detail)
+    }
+
+    /// Whether a chain of one counted reversal between its only two strong strokes was a brisk shake of one and a
+    /// half back-and-forths from rest to rest (`fromRest`): the device was moving into the first, and the
+    /// acceleration after the second gave it the stroke to rest. Asked once, when the motion has stopped.
+    private var endsAtRest: Bool {
+        current.isUnderWay && !current.pending && tally.goodReversals == 1 && settings.reversals == 2
+            && tally.acceptedReversals == 1 && tally.rejectedReversals == 0 && !chain.weakStart
+            && chain.leadIn >= Self.fromRest * tally.firstImpulse
+            && current.restImpulse >= max(settings.minImpulse, Self.swingRatio * current.impulse)
     }
 
     /// Why the shake that just went quiet is not one, or nil if it is; with `ending` false, while it goes on (the
     /// back-swing test is not asked then).
     private func rejection(at time: Double, ending: Bool = true) -> ShakeEvent.Rejection? {
         // A hand holding the device never lets it fall freely: a trip or a slip that ends in a fall, a drop.
-        if fell { return .freeFall }
-        if goodReversals < settings.reversals {
+        if freeFall.fell { return .freeFall }
+        if tally.goodReversals < settings.reversals {
             // A last stroke that never swung back is the most recent failure.
-            return pending ? .oneWay : lastRejection ?? .tooFewReversals
+            return current.pending ? .oneWay : tally.lastRejection ?? .tooFewReversals
         }
         // One back-and-forth that goes one way slowly and the other fast: a back-swing, a move and its stop.
-        if ending, goodReversals == 2, !firstDownward, firstImpulse < Self.backSwing * (secondImpulse - firstImpulse) {
+        if ending, tally.goodReversals == 2, !tally.firstDownward,
+            tally.firstImpulse < Self.backSwing * (tally.secondImpulse - tally.firstImpulse)
+        {
             return .displaced
         }
         // A shake's half-cycles are alike: most of its reversals pass. Steps and stumbles mix counted reversals
         // with as many rejected ones.
-        if rejectedReversals >= goodReversals { return lastRejection ?? .irregular }
+        if tally.rejectedReversals >= tally.goodReversals { return tally.lastRejection ?? .irregular }
         if duty(at: time) < settings.minDuty { return .lowDuty }
-        if halves.irregularity > settings.maxIrregularity { return .irregular }
+        if chain.halves.irregularity > settings.maxIrregularity { return .irregular }
         return nil
     }
 
     /// The share of the shake's time that the motion was strong. The quiet time that ended the shake is not part
     /// of it, nor the hand settling before it.
     private func duty(at time: Double) -> Double {
-        let quiet = max(0, time - lastMotion)
+        let quiet = max(0, time - motion.last)
         let settling =
-            goodReversals > settings.reversals ? min(Self.settleTime, max(0, lastMotion - lastActive)) : 0
-        let shakingTime = dutyTime - quiet - settling
-        return shakingTime > 0 ? min(1, dutyActive / shakingTime) : 0
+            tally.goodReversals > settings.reversals
+            ? min(Self.settleTime, max(0, motion.last - account.lastActive)) : 0
+        let shakingTime = account.time - quiet - settling
+        return shakingTime > 0 ? min(1, account.active / shakingTime) : 0
     }
 
     /// How a rejected reversal's stroke measured against the test it failed. Asked only at a rejection.
     private func margin(of rejection: ShakeEvent.Rejection, half: Double) -> Margin? {
         switch rejection {
         case .ringing: return Margin(test: .ringing, value: half, limit: Self.minHalfPeriod)
-        case .weak: return Margin(test: .weak, value: strokeImpulse, limit: settings.minImpulse)
+        case .weak: return Margin(test: .weak, value: current.impulse, limit: settings.minImpulse)
         case .lopsided:
             return Margin(
                 test: .lopsided,
-                value: min(strokePeakLength, previousPeakLength) / max(strokePeakLength, previousPeakLength),
+                value: min(current.peakLength, chain.previousPeakLength)
+                    / max(current.peakLength, chain.previousPeakLength),
                 limit: settings.symmetry)
         case .askew:
-            return Margin(test: .askew, value: -previousDirection.dot(strokeDirection), limit: -Self.straightBack)
+            return Margin(
+                test: .askew, value: -chain.previousDirection.dot(current.direction), limit: -Self.straightBack)
         default: return nil
         }
     }
@@ -855,22 +978,24 @@ public struct ShakeDetector: Sendable {
         var decisive = failed
         if decisive == nil {
             var tests = [Margin?](repeating: nil, count: 5)
-            tests[0] = Margin(test: .reversals, value: Double(goodReversals), limit: Double(settings.reversals))
-            if goodReversals == 2, !firstDownward {
+            tests[0] = Margin(test: .reversals, value: Double(tally.goodReversals), limit: Double(settings.reversals))
+            if tally.goodReversals == 2, !tally.firstDownward {
                 tests[1] = Margin(
-                    test: .displaced, value: firstImpulse, limit: Self.backSwing * (secondImpulse - firstImpulse))
+                    test: .displaced, value: tally.firstImpulse,
+                    limit: Self.backSwing * (tally.secondImpulse - tally.firstImpulse))
             }
-            tests[2] = Margin(test: .balance, value: Double(goodReversals), limit: Double(rejectedReversals + 1))
+            tests[2] = Margin(
+                test: .balance, value: Double(tally.goodReversals), limit: Double(tally.rejectedReversals + 1))
             tests[3] = Margin(test: .duty, value: duty(at: time), limit: settings.minDuty)
             tests[4] = Margin(
-                test: .rhythm, value: halves.irregularity, limit: settings.maxIrregularity, atLeast: false)
-            if fell {
+                test: .rhythm, value: chain.halves.irregularity, limit: settings.maxIrregularity, atLeast: false)
+            if freeFall.fell {
                 // It read under 0.3 g for at least `freeFallTime` (how much longer is not kept).
                 decisive = Margin(test: .freeFall, value: Self.freeFallTime, limit: 0, atLeast: false)
-            } else if goodReversals < settings.reversals, pending {
+            } else if tally.goodReversals < settings.reversals, current.pending {
                 // Too few reversals: the last stroke never swung back...
-                decisive = Margin(test: .oneWay, value: strokeImpulse, limit: pendingImpulse)
-            } else if goodReversals < settings.reversals, let lastRejectedMargin {
+                decisive = Margin(test: .oneWay, value: current.impulse, limit: current.pendingImpulse)
+            } else if tally.goodReversals < settings.reversals, let lastRejectedMargin = tally.lastRejectedMargin {
                 // ...or the last reversal rejected decided.
                 decisive = lastRejectedMargin
             } else if let first = tests.first(where: { $0.map { !$0.passes } ?? false }) {
@@ -882,11 +1007,18 @@ public struct ShakeDetector: Sendable {
         guard let decisive else { return }
         counters.decided += 1
         lastDecision = Decision(
-            time: time, reported: isReported, isShake: isShake, decisive: decisive, lastRejected: lastRejectedMargin,
-            reversals: goodReversals)
+            time: time, reported: shake.isReported, isShake: isShake, decisive: decisive,
+            lastRejected: tally.lastRejectedMargin,
+            reversals: tally.goodReversals)
     }
 
     private mutating func finishShake(at time: Double) -> ShakeEvent? {
+        if endsAtRest {
+            // The stroke to rest (`fromRest`) closes the last strong stroke: a reversal that counts.
+            tally.acceptedReversals += 1
+            tally.secondImpulse = current.impulse
+            tally.goodReversals += 1
+        }
         let failed = rejection(at: time)
         decide(at: time, isShake: failed == nil)
         if let rejection = failed {
@@ -896,18 +1028,18 @@ public struct ShakeDetector: Sendable {
         // Passing every test, the shake reported `began` on an earlier sample at the latest (`process` asks the
         // same question first). Should it not have, `began` now and `ended` with the next sample: never an
         // `ended` without its `began`.
-        if !isReported { return report(at: time) }
-        let reversals = goodReversals
+        if !shake.isReported { return report(at: time) }
+        let reversals = tally.goodReversals
         mode = .refractory(until: time + settings.refractory)
         resetStrokes()
         counters.ended += 1
         let axis: Axis =
-            axisEnergy.x >= axisEnergy.y && axisEnergy.x >= axisEnergy.z
+            shake.axisEnergy.x >= shake.axisEnergy.y && shake.axisEnergy.x >= shake.axisEnergy.z
             ? .x
-            : axisEnergy.y >= axisEnergy.z ? .y : .z
+            : shake.axisEnergy.y >= shake.axisEnergy.z ? .y : .z
         return .ended(
             ShakeSummary(
-                time: time, began: reportedBegan, peak: shakePeakSquared.squareRoot(), axis: axis,
+                time: time, began: shake.reportedBegan, peak: shake.peakSquared.squareRoot(), axis: axis,
                 reversals: reversals))
     }
 }

@@ -31,6 +31,37 @@ struct FailureClassTests {
         #expect(outline(detect(shake)) == ["began", "ended"])
     }
 
+    /// A brisk shake of one and a half back-and-forths from rest (three strokes in 0.45 s, 2.8 g at the turning
+    /// points, side to side), as `shakectl synth` makes it. Its acceleration is four strokes: the start and the stop
+    /// carry about 0.4 of the turning points' 28 m/s², under the threshold, so only the two turning strokes are
+    /// strokes and one reversal counts; the stroke to rest, after a lead-in from rest, is the second
+    /// (`ShakeDetector.fromRest`).
+    @Test func oneAndAHalfBriskBackAndForthsAreAShake() {
+        let events = detect(
+            synthesize {
+                $0.direction = .horizontal
+                $0.force = 0.7
+                $0.iteration = 0.3
+                $0.duration = 0.45
+                $0.before = 1.5
+                $0.after = 1.5
+                $0.seed = 3
+            })
+        #expect(outline(events) == ["began", "ended"], "\(events)")
+    }
+
+    /// The same rule by its two halves: two strong strokes between a stroke from rest and a stroke to rest, each
+    /// under the threshold (10 m/s²), are a shake; the same two strong strokes from rest, the stop followed by as
+    /// strong a recoil, are a move and its stop: the device was not moving into the first.
+    @Test func aStrokeToRestCountsAfterALeadInFromRest() {
+        let leadIn = Stroke(.minusX, peak: 10, duration: 0.2)
+        let turning = [Stroke(.plusX, peak: 20, duration: 0.2), Stroke(.minusX, peak: 22, duration: 0.2)]
+        let toRest = Stroke(.plusX, peak: 10, duration: 0.2)
+        #expect(outline(detect(strokeTrace([leadIn] + turning + [toRest]))) == ["began", "ended"])
+        let move = detect(strokeTrace(turning + [toRest]))
+        #expect(!outline(move).contains("ended"), "\(move)")
+    }
+
     /// A brisk shake of two quick back-and-forths from rest (0.96 s of strokes of 1.8 g) is taken.
     @Test func aBriskShakeFromRestIsAShake() {
         let brisk = strokeTrace([

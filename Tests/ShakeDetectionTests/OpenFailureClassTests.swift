@@ -9,25 +9,6 @@ import Testing
 /// a known issue, so that the test fails (and the issue is removed) when a change takes them.
 /// docs/detection.md, "Where it stands", says what each costs and what was tried.
 struct OpenFailureClassTests {
-    /// A brisk shake of one and a half back-and-forths from rest (three strokes in 0.45 s, 2.8 g at the turning
-    /// points, side to side). Its acceleration is four strokes: the start and the stop carry about 0.4 of the
-    /// turning points' 28 m/s², under the threshold, so only the two turning strokes count: one reversal.
-    @Test func oneAndAHalfBriskBackAndForthsAreAShake() {
-        let events = detect(
-            synthesize {
-                $0.direction = .horizontal
-                $0.force = 0.7
-                $0.iteration = 0.3
-                $0.duration = 0.45
-                $0.before = 1.5
-                $0.after = 1.5
-                $0.seed = 3
-            })
-        withKnownIssue("the stroke to rest is under the threshold: one counted reversal, too_few_reversals") {
-            #expect(outline(events) == ["began", "ended"], "\(events)")
-        }
-    }
-
     /// A phone shaken gently and on, twice a second, 13 m/s² each way, its strokes along a line tilted 20° from
     /// level (the wrist tilts the phone as it shakes). The stroke that points down counts only beyond free fall:
     /// its downward part goes, and what is left points back along the other by under the threshold. Nothing
