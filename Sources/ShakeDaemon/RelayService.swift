@@ -41,7 +41,7 @@ final class RelayLink: Sendable {
     func retry(generation: Int, after wait: Duration) {
         let continuation = stream.continuation
         Task {
-            try? await Task.sleep(for: wait)
+            try? await LoopExecutor.sleep(for: wait)
             continuation.yield(.retry(generation: generation))
         }
     }
