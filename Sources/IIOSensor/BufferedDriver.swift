@@ -66,7 +66,7 @@ public final class BufferedDriver: SensorDriver {
     ///   - paced: sleep between reads as `pacing` says (the daemon); false waits on the buffer at once (tests
     ///     with a simulated clock).
     ///   - asleep: seconds the system has slept since boot (the boot-time clock less the monotonic one).
-    ///   - relayOnly: only the relay reads: one read a second, the buffer sized for it.
+    ///   - relayOnly: only the relay reads: a read every 0.7 s (``ReadPacing``), the buffer sized for it.
     /// - Throws: ``SensorFailure/failed(_:)`` when the buffer cannot be started.
     public init(
         accelerometer: Accelerometer, context: any IIOContextHandle, rate: Double, logger: Logger,
