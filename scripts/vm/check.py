@@ -359,8 +359,9 @@ def check_relay(s, spec):
     # How long after the feeder sent the end of each turn monitor-sensor printed the new orientation.
     delays = orientation_delays(s.get("monitor-times", []), info.get("turn_ends", ""))
     if delays:
-        notes.append("orientation to monitor-sensor after each turn's end: %s s (max %.2f; the first, %.2f, limit "
-                     "%.1f)" % (", ".join("%.2f" % d for d in delays), max(delays), delays[0], RELAY_FIRST_TURN_LIMIT))
+        notes.append("orientation to monitor-sensor after each turn's end: %s s (max %.2f; the first, %.2f, goal "
+                     "%.1f, limit %.1f)" % (", ".join("%.2f" % d for d in delays), max(delays), delays[0],
+                                            RELAY_FIRST_TURN_GOAL, RELAY_FIRST_TURN_LIMIT))
         if delays[0] > RELAY_FIRST_TURN_LIMIT:
             problems.append("the first turn after the claim reached monitor-sensor %.2f s after its end, more than "
                             "%.1f" % (delays[0], RELAY_FIRST_TURN_LIMIT))
@@ -377,10 +378,14 @@ def check_relay(s, spec):
 # the next one's time merges or splits a wake-up; a second of work seen as more), one wake-up in the 20 s on
 # the unclaimed one (the watchdog's ping every 10 s gives 2, a third falls in the window when its timer and the
 # window's ends shift), and 0.5 s on the delay: iio-sensor-proxy's 700 ms poll came up to 0.93 s apart in the VM,
-# and the feeder, monitor-sensor and its stamping reader each add tens of milliseconds.
+# and the feeder, monitor-sensor and its stamping reader each add tens of milliseconds. The delay's limit is not
+# the goal's but the design's: a read every 0.7 s and iio-sensor-proxy's poll every 0.7 s bring a turn to it
+# within 1.4 s, 0.7 s on average, whatever the phase of the two (docs/vm-tests.md); runs gave 0.97 and 1.45 s for
+# the first turn (1.94-2.10 s before). The goal of 1 s is printed beside it.
 RELAY_CLAIMED_LIMIT = 2.5
 RELAY_UNCLAIMED_LIMIT = 0.2 + 1 / 20
-RELAY_FIRST_TURN_LIMIT = 1.5
+RELAY_FIRST_TURN_GOAL = 1.0
+RELAY_FIRST_TURN_LIMIT = 1.4 + 0.5
 
 
 def blocked_in(syscall):
