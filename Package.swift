@@ -229,6 +229,8 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 // NIODeadline, the time of the socket's LogLimiter, which the D-Bus object's log lines use too.
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The singleton event loops the daemon's tasks and timers run on (LoopExecutor).
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -281,6 +283,7 @@ let package = Package(
                 "ShakeDaemon", "ShakeConfig", "ShakeServer", "ShakeDetection", "IIOModel", "IIOSensor", "ShakeProtocol",
                 "UInput", "BlockingWork", "SystemdSupport", "ShakeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

@@ -17,6 +17,13 @@ public final class BufferedDriver: SensorDriver {
     /// The kernel buffer holds this many reads' worth of scans (as libiio 0.24 sizes it), so that a late read
     /// loses nothing.
     public static let bufferReads = 4
+    /// The fewest scans the kernel buffer holds, whatever the rate: a sensor may deliver faster than the rate it
+    /// was set to (the VM's HID feeder sends 100 Hz to the relay's 5 Hz); a buffer of four reads' worth at the
+    /// rate asked for (20 scans) then fills within a fifth of the relay's second between reads, the kernel drops
+    /// the newest scans, and what the next read finds is most of a second old (orientation reached
+    /// iio-sensor-proxy up to 1.2 s late, measured). 128 holds more than a second at 100 Hz; 2 KiB at 16 bytes
+    /// a scan.
+    public static let leastBufferScans = 128
 
     private let accelerometer: Accelerometer
     private let buffer: any IIOBufferHandle
@@ -47,6 +54,8 @@ public final class BufferedDriver: SensorDriver {
     private let jumpLimit: Double
     /// The bytes of a read's worth of scans: a read that returns them all may have left more in the kernel.
     private let fullRead: Int
+    /// The most reads of a read's worth it takes to empty the kernel buffer.
+    private let readsToEmpty: Int
     private var lastJumpWarning = -Double.infinity
     public let summary: String
 
@@ -57,7 +66,7 @@ public final class BufferedDriver: SensorDriver {
     ///   - paced: sleep between reads as `pacing` says (the daemon); false waits on the buffer at once (tests
     ///     with a simulated clock).
     ///   - asleep: seconds the system has slept since boot (the boot-time clock less the monotonic one).
-    ///   - relayOnly: only the relay reads: one read a second, the buffer sized for it.
+    ///   - relayOnly: only the relay reads: a read every 0.7 s (``ReadPacing``), the buffer sized for it.
     /// - Throws: ``SensorFailure/failed(_:)`` when the buffer cannot be started.
     public init(
         accelerometer: Accelerometer, context: any IIOContextHandle, rate: Double, logger: Logger,
@@ -97,7 +106,9 @@ public final class BufferedDriver: SensorDriver {
         timestampClock =
             withTimestamp ? Self.setTimestampClock(device: accelerometer.id, context: context, logger: logger) : nil
         // The length first: the kernel refuses a watermark longer than the buffer.
-        for (attribute, value) in [("length", samples * Self.bufferReads), ("watermark", samples)] {
+        let length = max(samples * Self.bufferReads, Self.leastBufferScans)
+        readsToEmpty = (length + samples - 1) / samples + 1
+        for (attribute, value) in [("length", length), ("watermark", samples)] {
             do {
                 try context.writeBuffer(device: accelerometer.id, attribute: attribute, value: String(value))
             } catch {
@@ -169,13 +180,14 @@ public final class BufferedDriver: SensorDriver {
         }
     }
 
-    /// Everything the kernel holds, in up to ``bufferReads`` + 1 refills of a read's worth: a sensor that delivers
-    /// faster than its rate says (the VM's feeder at 100 Hz under the relay's 5 Hz), or a late read, would
-    /// otherwise leave the oldest scans for the next read while the kernel's full buffer drops the newest.
+    /// Everything the kernel holds, in as many refills of a read's worth as its buffer holds (and one more): a
+    /// sensor that delivers faster than its rate says (the VM's feeder at 100 Hz under the relay's 5 Hz), or a
+    /// late read, would otherwise leave the oldest scans for the next read while the kernel's full buffer drops
+    /// the newest.
     private func readAll() throws(SensorFailure) -> [UInt8] {
         var bytes = try readBuffer()
         var reads = 1
-        while fullRead > 0, bytes.count >= fullRead, reads <= Self.bufferReads {
+        while fullRead > 0, bytes.count >= fullRead, reads < readsToEmpty {
             let more = try readBuffer()
             if more.isEmpty { break }
             bytes += more

@@ -21,7 +21,7 @@ public enum BusRetry {
         var failures = 0
         while true {
             let wait = delay(afterFailures: failures)
-            guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: wait) })) != nil else {
+            guard (try? await cancelWhenGracefulShutdown({ try await LoopExecutor.sleep(for: wait) })) != nil else {
                 return false
             }
             do {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import ShakeConfig
 import ShakeDetection
@@ -30,6 +31,10 @@ final class ShakeBus: Sendable {
     /// count of the others (the socket's ``LogLimiter``).
     private let lines = Locked(LogLimiter<Line>(interval: ShakeBus.lineInterval))
     static let lineInterval = TimeAmount.seconds(10)
+    /// The report of the lines counted, on an event loop's timer, scheduled only while some are counted (nothing
+    /// wakes an idle daemon for it).
+    private let countReport = Locked<Scheduled<Void>?>(nil)
+    private let timers: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     /// Word from the bus thread that the connection was lost.
     private let losses = AsyncStream.makeStream(of: BusError.self, bufferingPolicy: .bufferingNewest(1))
 
@@ -214,7 +219,10 @@ final class ShakeBus: Sendable {
         // The intervals that are over are counted out first, so that their counts are not lost to the new one.
         let (due, logNow) = lines.withLock { ($0.due(now: now), $0.shouldLog(line, now: now)) }
         report(due)
-        guard logNow else { return }
+        guard logNow else {
+            scheduleCountReport()
+            return
+        }
         switch line {
         case .call: logger.info("a D-Bus client called a method", metadata: metadata)
         case .refusedCall: logger.notice("a D-Bus call was refused by the access rules", metadata: metadata)
@@ -240,16 +248,26 @@ final class ShakeBus: Sendable {
         report(lines.withLock { $0.due(now: now) })
     }
 
-    /// Until cancelled: the counts, each interval.
-    func reportCountedLinesEveryInterval() async {
-        while (try? await Task.sleep(for: .nanoseconds(Self.lineInterval.nanoseconds))) != nil {
-            reportCountedLines()
+    /// Logs the counts when the first interval with some ends, then schedules the next report if more are
+    /// counted.
+    private func scheduleCountReport() {
+        countReport.withLock { scheduled in
+            guard scheduled == nil, let due = lines.withLock({ $0.nextReport }) else { return }
+            scheduled = timers.scheduleTask(deadline: due) { [self] in
+                countReport.withLock { $0 = nil }
+                reportCountedLines()
+                scheduleCountReport()
+            }
         }
     }
 
     /// Gives up the name and closes the connection; the log lines still counted are logged.
     func close() {
         object.withLock { $0 }?.close()
+        countReport.withLock { scheduled in
+            scheduled?.cancel()
+            scheduled = nil
+        }
         reportCountedLines(all: true)
     }
 }
@@ -261,11 +279,7 @@ struct BusService: Service {
     let bus: ShakeBus
 
     func run() async {
-        await withDiscardingTaskGroup { group in
-            group.addTask { await bus.reportCountedLinesEveryInterval() }
-            await bus.keepOffered()
-            group.cancelAll()
-        }
+        await bus.keepOffered()
         bus.close()
     }
 }

@@ -32,16 +32,38 @@ final class RelayLink: Sendable {
 
     var steps: AsyncStream<Step> { stream.stream }
 
-    /// Runs a step of the relay and hands its action to the relay service.
+    /// The newest reading decided since the last read of the sensor, not handed over yet. iio-sensor-proxy reads
+    /// the device once a poll, so of a read's readings (up to four while the device turns) only the newest
+    /// matters, and one hand-over a read is at most one wake-up of the relay service's task a read.
+    private let pending = Locked<AccelerometerRelay.Action?>(nil)
+
+    /// Runs a step of the relay and hands its action to the relay service: a reading at the next ``flush()``,
+    /// anything else at once (after the reading held back).
     func act(_ step: (inout AccelerometerRelay) -> AccelerometerRelay.Action?) {
-        if let action = relay.withLock(step) { stream.continuation.yield(.action(action)) }
+        guard let action = relay.withLock(step) else { return }
+        if case .update = action {
+            pending.withLock { $0 = action }
+            return
+        }
+        flush()
+        stream.continuation.yield(.action(action))
+    }
+
+    /// Hands the relay service the reading held back, if any: the source's thread calls it before each read of
+    /// the sensor (the last read's samples are all through) and when capture stops.
+    func flush() {
+        let action = pending.withLock { pending in
+            defer { pending = nil }
+            return pending
+        }
+        if let action { stream.continuation.yield(.action(action)) }
     }
 
     /// Hands the service a try at making the device again, after `wait`.
     func retry(generation: Int, after wait: Duration) {
         let continuation = stream.continuation
         Task {
-            try? await Task.sleep(for: wait)
+            try? await LoopExecutor.sleep(for: wait)
             continuation.yield(.retry(generation: generation))
         }
     }
@@ -168,7 +190,8 @@ extension RelayLink: EventConsumer {
         case .sample(let sample): act { $0.sample(sample) }
         case .capturing(let accelerometer, _): act { $0.sensorChanged(accelerometer) }
         case .waiting: act { $0.sensorGone() }
-        case .stopped, .busy, .broke: break
+        case .stopped, .broke: flush()
+        case .busy: break
         }
     }
 }

@@ -96,10 +96,14 @@ final class SourceLoop: Sendable {
             logger.info("starting", metadata: describe)
             let source = open()
             // Reads come in short steps while the detector follows a motion (ReadPacing); whether the relay is
-            // read is looked at before every wait for samples, samples or not (a silent sensor delivers none).
+            // read is looked at before every wait for samples, samples or not (a silent sensor delivers none),
+            // and the relay's newest reading of the last read handed over.
             source.attend(
                 motionUnderWay: { [self] in detector.withLock { $0.isMotionUnderWay } },
-                beforeRead: { [self] in relay?.readers.check() })
+                beforeRead: { [self] in
+                    relay?.readers.check()
+                    relay?.flush()
+                })
             captureWhileListened(source)
         case .replay(let path, let speed, let loop):
             let replay = TraceReplay(path: path, speed: speed, loop: loop, logger: logger)

@@ -48,16 +48,20 @@ struct StoppingNoticeService: Service {
 }
 
 /// The systemd watchdog's keep-alive: from the server's event loop when there is a server, so that a hung loop
-/// is restarted; else from this task. It pings every quarter of `WATCHDOG_USEC`, twice as often as systemd asks,
-/// so that a loop held up by a burst of work (up to a quarter of the timeout) still never leaves a gap past half.
+/// is restarted; else from this task. It pings every half of `WATCHDOG_USEC`, as sd_watchdog_enabled(3) asks:
+/// a loop held up by a burst of work still has the other half before systemd acts. Each ping is a wake-up of an
+/// otherwise idle daemon (every 10 s with the unit's `WatchdogSec=20s`).
 struct WatchdogService: Service {
     let notifier: ServiceNotifier
     let server: ShakeServer?
     let logger: Logger
 
+    /// The time between two pings for systemd's `WATCHDOG_USEC`.
+    static func interval(timeout: Duration) -> Duration { timeout / 2 }
+
     func run() async {
         guard let timeout = notifier.watchdogTimeout else { return }
-        let interval = timeout / 4
+        let interval = Self.interval(timeout: timeout)
         logger.debug("watchdog keep-alive", metadata: ["interval": "\(interval)"])
         let notifier = self.notifier
         if let server {
@@ -67,7 +71,8 @@ struct WatchdogService: Service {
         } else {
             while !Task.isShuttingDownGracefully {
                 notifier.watchdog()
-                guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: interval) })) != nil else {
+                guard (try? await cancelWhenGracefulShutdown({ try await LoopExecutor.sleep(for: interval) })) != nil
+                else {
                     return
                 }
             }

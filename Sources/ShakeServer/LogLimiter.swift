@@ -27,6 +27,13 @@ public struct LogLimiter<Kind: Hashable & Sendable>: Sendable {
         return true
     }
 
+    /// When the first interval that has warnings counted ends: the time ``due(now:)`` has a count to give. Nil
+    /// while nothing is counted, so that a timer for the counts runs only while there are some (a warning logged
+    /// at once leaves nothing to report; its interval simply lapses).
+    public var nextReport: NIODeadline? {
+        windows.values.lazy.filter { $0.suppressed > 0 }.map { $0.start + interval }.min()
+    }
+
     /// The kinds whose interval is over, with how many warnings of each were counted instead of logged (those
     /// with none are left out). Their intervals end: the next warning of the kind is logged at once.
     public mutating func due(now: NIODeadline) -> [(kind: Kind, suppressed: Int)] {

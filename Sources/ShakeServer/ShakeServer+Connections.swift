@@ -63,9 +63,6 @@ extension ShakeServer {
         }
         try await eventLoop.submit {
             self.listener = channel
-            self.loop.value.warningsTask = self.eventLoop.scheduleRepeatedTask(
-                initialDelay: Self.warningInterval, delay: Self.warningInterval
-            ) { _ in self.logSuppressedWarnings() }
         }.get()
     }
 

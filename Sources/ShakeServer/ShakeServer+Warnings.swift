@@ -22,7 +22,10 @@ extension ShakeServer {
     /// Logs a refusal or a limit reached, unless one of its kind was logged within the interval (then it is
     /// counted, and the count logged at the interval's end).
     func warn(_ warning: Warning, metadata: Logger.Metadata) {
-        guard loop.value.warnings.shouldLog(warning, now: .now()) else { return }
+        guard loop.value.warnings.shouldLog(warning, now: .now()) else {
+            scheduleWarningsReport()
+            return
+        }
         switch warning {
         case .tooManyClients: logger.warning("refused a client: too many clients", metadata: metadata)
         case .tooManyForUser: logger.warning("refused a client: too many clients of one user", metadata: metadata)
@@ -31,6 +34,17 @@ extension ShakeServer {
         case .badLines: logger.warning("disconnected a client that kept sending bad lines", metadata: metadata)
         case .notReading: logger.warning("disconnected a client that does not read", metadata: metadata)
         case .overBudget: logger.warning("over the buffer budget for all clients", metadata: metadata)
+        }
+    }
+
+    /// Logs the counts when the first interval with some ends, then schedules the next report if more are
+    /// counted: a timer only while there is something to count out.
+    private func scheduleWarningsReport() {
+        guard loop.value.warningsTask == nil, let due = loop.value.warnings.nextReport else { return }
+        loop.value.warningsTask = eventLoop.scheduleTask(deadline: due) { [self] in
+            loop.value.warningsTask = nil
+            logSuppressedWarnings()
+            scheduleWarningsReport()
         }
     }
 

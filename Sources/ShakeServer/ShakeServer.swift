@@ -129,7 +129,8 @@ public final class ShakeServer: Sendable {
         var turns = RequestTurns<() -> Void>(linesPerTurn: ShakeServer.linesPerTurn)
         /// Refusals and limits, logged at most once per interval and kind.
         var warnings = LogLimiter<Warning>(interval: ShakeServer.warningInterval)
-        var warningsTask: RepeatedTask?
+        /// The report of the warnings counted, scheduled while some are (nothing wakes an idle server for it).
+        var warningsTask: Scheduled<Void>?
     }
 
     let loop: NIOLoopBoundBox<LoopState>

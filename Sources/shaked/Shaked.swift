@@ -9,7 +9,7 @@ import ShakeProtocol
 
 /// The daemon's command line. Only option parsing lives here; `Shaked+build.swift` wires the parts.
 @main
-struct Shaked: AsyncParsableCommand {
+struct Shaked: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shaked",
         abstract: "Turn an accelerometer's motion into shake gestures (began, ended, cancelled).",
@@ -168,13 +168,16 @@ struct Shaked: AsyncParsableCommand {
         if file != nil, !checkConfig { throw ValidationError("a FILE argument goes with --check-config only") }
     }
 
-    func run() async throws {
+    /// Synchronous, so that nothing runs on Swift's default executors before the daemon's tasks are put on event
+    /// loops (``LoopExecutor``).
+    func run() throws {
         if checkConfig { throw ExitCode(checkConfiguration()) }
         if let udevHandover {
             print(handoverProperties(device: udevHandover), terminator: "")
             return
         }
-        let status = try await build().run()
+        let daemon = try build()
+        let status = LoopExecutor.run { await daemon.run() }
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -35,9 +35,9 @@ struct BufferedDriverTests {
         let start = try #require(written.firstIndex { $0.hasPrefix("iio:device0/buffer channels=") })
         let before = written[..<start]
         #expect(before.contains("iio:device0/current_timestamp_clock=monotonic"))
-        #expect(before.contains("iio:device0/buffer/length=80"))
+        #expect(before.contains("iio:device0/buffer/length=128"))
         #expect(before.contains("iio:device0/buffer/watermark=20"))
-        let length = try #require(before.firstIndex(of: "iio:device0/buffer/length=80"))
+        let length = try #require(before.firstIndex(of: "iio:device0/buffer/length=128"))
         let watermark = try #require(before.firstIndex(of: "iio:device0/buffer/watermark=20"))
         #expect(length < watermark)
         // Like the kernel, the fake refuses them while the buffer is enabled: writing them after would fail.
@@ -96,20 +96,20 @@ struct BufferedDriverTests {
 
     /// The kernel wakes a buffer's poller at every scan, whatever the watermark: paced reads sleep a read's worth
     /// of scans (20 at 100 Hz, 0.2 s) between reads instead.
-    /// Only the relay reads (5 Hz, once a second): the buffer takes a second's worth of scans per read and holds
-    /// four reads' worth, and the watermark is a read's worth.
-    @Test func theRelayAlonesBufferHoldsASecondPerRead() throws {
+    /// Only the relay reads (5 Hz, every 0.7 s): a read takes 0.7 s of scans (4), the watermark is a read's worth,
+    /// and the buffer holds at least 128 scans (four reads' worth would be 16).
+    @Test func theRelayAlonesBufferHoldsItsReadsWorth() throws {
         let (world, accelerometer) = world()
         let context = try FakeBackend(world: world).makeContext()
         let driver = try BufferedDriver(
             accelerometer: accelerometer, context: context, rate: 5, logger: quietLogger, monotonic: world.clock,
             relayOnly: true)
         let written = world.state.withLock { $0.written }
-        #expect(written.contains("iio:device0/buffer/length=20"))
-        #expect(written.contains("iio:device0/buffer/watermark=5"))
-        #expect(written.contains { $0.hasPrefix("iio:device0/buffer channels=") && $0.hasSuffix("samples=5") })
+        #expect(written.contains("iio:device0/buffer/length=128"))
+        #expect(written.contains("iio:device0/buffer/watermark=4"))
+        #expect(written.contains { $0.hasPrefix("iio:device0/buffer channels=") && $0.hasSuffix("samples=4") })
         #expect(driver.mode == .relay)
-        #expect(driver.summary.contains("5 scans per read"))
+        #expect(driver.summary.contains("4 scans per read"))
     }
 
     /// A read takes everything the kernel holds, not a read's worth: left behind, the oldest scans would be the
@@ -128,6 +128,27 @@ struct BufferedDriverTests {
             if case .samples(let samples) = try driver.next(wakeup: Wakeup()) { delivered = samples }
         }
         #expect(delivered.count == 25)
+    }
+
+    /// A sensor that sends 100 Hz while the relay alone reads it at 5 Hz: a read late by a second takes the
+    /// whole second (100 scans, 25 reads' worth), newest included. Taking five reads' worth, as it did, left the
+    /// newest for later while the kernel's buffer, full, dropped what came next: the relay sent iio-sensor-proxy
+    /// readings most of a second old.
+    @Test func theRelayTakesASecondOfAFasterSensorNewestIncluded() throws {
+        let (world, accelerometer) = world()
+        let scans = (0..<100).map { layout.encode(x: 0, y: 981, z: 0, timestamp: Int64($0 + 1) * 10_000_000) }
+        let reads = stride(from: 0, to: 100, by: 4).map { Array(scans[$0..<$0 + 4].joined()) }
+        world.state.withLock { $0.devices[0].reads = reads }
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 5, logger: quietLogger, monotonic: world.clock,
+            paced: false, relayOnly: true)
+        var delivered: [Sample] = []
+        while delivered.isEmpty {
+            if case .samples(let samples) = try driver.next(wakeup: Wakeup()) { delivered = samples }
+        }
+        #expect(delivered.count == 100)
+        #expect(delivered.last?.time == 1.0, "the newest scan, at 1 s")
     }
 
     @Test func pacedReadsAreAReadsWorthOfScansApart() throws {

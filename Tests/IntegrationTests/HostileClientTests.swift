@@ -14,7 +14,7 @@ import Testing
 struct HostileClientTests {
     let trace = Fixtures.path("shake-horizontal-100hz.csv")
     /// Pings every second (a quarter of it): the gaps say whether the event loop stalled.
-    static let watchdogMicroseconds = 4_000_000
+    static let watchdogMicroseconds = 2_000_000
 
     init() {
         signal(SIGPIPE, SIG_IGN)  // Writing to a connection the daemon closed must not end the test run.
@@ -57,9 +57,10 @@ struct HostileClientTests {
     /// times slower: the bounds the issue sets hold for the product's build.
     static var slowdown: Double { LoadTests.sanitized ? 10 : 1 }
 
-    /// The longest gap between watchdog pings that the test allows: half of `WATCHDOG_USEC`, twice the ping
-    /// interval. A loop that stalls for seconds under the attack (as it did) shows at once.
-    static var allowedGap: Double { Double(watchdogMicroseconds) / 2e6 }
+    /// The longest gap between watchdog pings that the test allows: `WATCHDOG_USEC` (2 s), twice the ping
+    /// interval (the daemon pings every half of it). A loop that stalls for seconds under the attack (as it did)
+    /// shows at once.
+    static var allowedGap: Double { Double(watchdogMicroseconds) / 1e6 }
 
     @Test func pipelinedRequestsThatAreNeverReadCostBoundedMemoryAndStallNobody() throws {
         let (daemon, socket, watchdog) = try start("pipeline")

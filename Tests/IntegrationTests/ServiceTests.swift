@@ -144,7 +144,7 @@ struct ServiceTests {
         }
 
         #expect(manager.collect(timeout: 10, into: &messages) { count("READY=1", $0) == 1 }, "\(daemon.stderr)")
-        // Pings every 75 ms (a quarter of WATCHDOG_USEC): several within a second.
+        // Pings every 150 ms (half of WATCHDOG_USEC): several within a second.
         let pingsBefore = count("WATCHDOG=1", messages)
         #expect(manager.collect(timeout: 5, into: &messages) { count("WATCHDOG=1", $0) >= pingsBefore + 4 })
 

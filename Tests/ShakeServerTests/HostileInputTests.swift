@@ -72,6 +72,25 @@ struct LogLimiterTests {
         #expect(next)
     }
 
+    /// The report of the counts is due only while something is counted: a limiter that asked for a report every
+    /// interval whatever happened would wake an idle daemon for nothing.
+    @Test func aReportIsDueOnlyWhileSomethingIsCounted() {
+        var limiter = LogLimiter<String>(interval: .seconds(10))
+        let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        #expect(limiter.nextReport == nil, "nothing logged yet")
+        _ = limiter.shouldLog("refused", now: start)
+        _ = limiter.shouldLog("other", now: start + .seconds(2))
+        #expect(limiter.nextReport == nil, "the first of each kind was logged at once: nothing to count out")
+        _ = limiter.shouldLog("other", now: start + .seconds(3))
+        #expect(limiter.nextReport == start + .seconds(12), "'other' counted one, in its interval from 2 s")
+        _ = limiter.shouldLog("refused", now: start + .seconds(4))
+        #expect(limiter.nextReport == start + .seconds(10), "'refused' counted one too, and its interval ends first")
+        _ = limiter.due(now: start + .seconds(10))
+        #expect(limiter.nextReport == start + .seconds(12))
+        _ = limiter.due(now: start + .seconds(12))
+        #expect(limiter.nextReport == nil, "everything counted was given out")
+    }
+
     @Test func fiftyThousandWarningsAreTwoLinesAnInterval() {
         var limiter = LogLimiter<String>(interval: .seconds(10))
         let start = NIODeadline.uptimeNanoseconds(0)

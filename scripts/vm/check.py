@@ -228,6 +228,8 @@ def parse(log_path):
                     s.setdefault("listen", []).append(event)
             elif kind == "shakectl":
                 s.setdefault("shakectl", []).append(rest)
+            elif kind == "threads":
+                s.setdefault("relay_threads", []).append(rest)
             elif kind.startswith("monitor-") or kind in ("dbus", "observer", "wev", "upgrade"):
                 s.setdefault(kind, []).append(rest)
             elif kind == "info":
@@ -318,13 +320,28 @@ def check_relay(s, spec):
     for phase in ("cost", "unclaimed"):
         try:
             seconds = float(info[phase + "_seconds"])
-            costs[phase] = (int(info[phase + "_switches"]) / seconds,
-                            100.0 * int(info[phase + "_ticks"]) / int(info["hz"]) / seconds)
+            costs[phase] = (int(info[phase + "_wakeups"]) / seconds,
+                            100.0 * int(info[phase + "_ticks"]) / int(info["hz"]) / seconds,
+                            int(info[phase + "_switches"]) / seconds)
         except (KeyError, ValueError, ZeroDivisionError):
             problems.append("no %s measurement" % phase)
     if "cost" in costs:
-        notes.append("relay alone, claimed: %.1f wake-ups/s, CPU %.2f %% (sensor at %s Hz; %s Hz with a subscriber)"
-                     % (costs["cost"] + (info.get("relay_rate"), info.get("subscribed_rate"))))
+        notes.append("relay alone, claimed: %.2f wake-ups/s (limit %.1f), CPU %.2f %%, %.2f context switches/s "
+                     "(sensor at %s Hz; %s Hz with a subscriber)"
+                     % ((costs["cost"][0], RELAY_CLAIMED_LIMIT) + costs["cost"][1:]
+                        + (info.get("relay_rate"), info.get("subscribed_rate"))))
+        if costs["cost"][0] > RELAY_CLAIMED_LIMIT:
+            problems.append("relay alone, claimed: %.2f wake-ups a second, more than %.1f"
+                            % (costs["cost"][0], RELAY_CLAIMED_LIMIT))
+    # Each thread's wake-ups and context switches over the two measurements, and what it was blocked in halfway.
+    for line in s.get("relay_threads", []):
+        fields = line.split()
+        if len(fields) >= 5 and fields[0] in costs:
+            phase, _, thread, switched, woke = fields[:5]
+            seconds = float(info[phase + "_seconds"])
+            notes.append("  %s %-16s %5.2f wake-ups/s, %5.2f switches/s, in %s" % (
+                "claimed" if phase == "cost" else phase, thread, int(woke) / seconds, int(switched) / seconds,
+                blocked_in(fields[5:])))
     # Nobody claims the accelerometer from iio-sensor-proxy: shaked turns the sensor off, and claimed again on.
     demand = " ".join(s.get("log demand", [])) + " ".join(line for line in s["log"] if line.startswith("demand "))
     if "nothing has read the relay" not in demand:
@@ -332,23 +349,60 @@ def check_relay(s, spec):
     if "the relay is read again" not in demand:
         problems.append("shaked did not see the relay read again once monitor-sensor claimed it")
     if "unclaimed" in costs:
-        # Printed against the goal, not failed: under TCG the first runs gave 2.2 a second with the sensor off,
-        # from what is not known yet.
-        notes.append("relay alone, unclaimed (sensor off): %.2f wake-ups/s (goal %.1f), CPU %.2f %%" % (
-            costs["unclaimed"][0], RELAY_UNCLAIMED_WAKEUPS, costs["unclaimed"][1]))
+        notes.append("relay alone, unclaimed (sensor off): %.2f wake-ups/s (limit %.2f), CPU %.2f %%, %.2f context "
+                     "switches/s" % ((costs["unclaimed"][0], RELAY_UNCLAIMED_LIMIT) + costs["unclaimed"][1:]))
+        if costs["unclaimed"][0] > RELAY_UNCLAIMED_LIMIT:
+            problems.append("relay alone, unclaimed: %.2f wake-ups a second, more than %.2f"
+                            % (costs["unclaimed"][0], RELAY_UNCLAIMED_LIMIT))
     if not any("Has accelerometer" in line for line in s.get("monitor-reclaim", [])):
         problems.append("monitor-sensor claiming again found no accelerometer")
     # How long after the feeder sent the end of each turn monitor-sensor printed the new orientation.
     delays = orientation_delays(s.get("monitor-times", []), info.get("turn_ends", ""))
     if delays:
-        notes.append("orientation to monitor-sensor after each turn's end: %s s (max %.2f)" % (
-            ", ".join("%.2f" % d for d in delays), max(delays)))
+        notes.append("orientation to monitor-sensor after each turn's end: %s s (max %.2f; the first, %.2f, goal "
+                     "%.1f, limit %.1f)" % (", ".join("%.2f" % d for d in delays), max(delays), delays[0],
+                                            RELAY_FIRST_TURN_GOAL, RELAY_FIRST_TURN_LIMIT))
+        if delays[0] > RELAY_FIRST_TURN_LIMIT:
+            problems.append("the first turn after the claim reached monitor-sensor %.2f s after its end, more than "
+                            "%.1f" % (delays[0], RELAY_FIRST_TURN_LIMIT))
+    else:
+        problems.append("no orientation delay measured")
     notes.append("orientations %s with and without the relay, %d shakes" % (" > ".join(relay), ended))
     return problems, notes
 
 
-# The relay scenario: the daemon's wake-ups a second while nobody claims the accelerometer (sensor off).
-RELAY_UNCLAIMED_WAKEUPS = 0.2
+# The relay scenario's limits. The goals: at most 2 wake-ups a second (voluntary context switches, all threads)
+# while a client claims the accelerometer, 0.2 while nobody does (the sensor off), orientation to monitor-sensor
+# within 1 s of a turn. Under emulation (TCG, on a loaded host) the guest runs several times slower than real
+# time and its timers come late, so each limit has a margin: 25 % on the claimed rate (a read that slips past
+# the next one's time merges or splits a wake-up; a second of work seen as more), one wake-up in the 20 s on
+# the unclaimed one (the watchdog's ping every 10 s gives 2, a third falls in the window when its timer and the
+# window's ends shift), and 0.5 s on the delay: iio-sensor-proxy's 700 ms poll came up to 0.93 s apart in the VM,
+# and the feeder, monitor-sensor and its stamping reader each add tens of milliseconds. The delay's limit is not
+# the goal's but the design's: a read every 0.7 s and iio-sensor-proxy's poll every 0.7 s bring a turn to it
+# within 1.4 s, 0.7 s on average, whatever the phase of the two (docs/vm-tests.md); runs gave 0.97 and 1.45 s for
+# the first turn (1.94-2.10 s before). The goal of 1 s is printed beside it.
+RELAY_CLAIMED_LIMIT = 2.5
+RELAY_UNCLAIMED_LIMIT = 0.2 + 1 / 20
+RELAY_FIRST_TURN_GOAL = 1.0
+RELAY_FIRST_TURN_LIMIT = 1.4 + 0.5
+
+
+def blocked_in(syscall):
+    """What /proc/PID/task/TID/syscall's fields (number, then arguments in hex) say a thread waits in, with the
+    timeout of poll(2) and epoll_wait(2)."""
+    names = {"7": "poll", "202": "futex", "232": "epoll_wait", "281": "epoll_pwait", "130": "rt_sigsuspend"}
+    if not syscall:
+        return "?"
+    name = names.get(syscall[0], "syscall " + syscall[0])
+    argument = {"7": 3, "232": 4, "281": 4}.get(syscall[0])
+    if argument is not None and len(syscall) > argument:
+        try:
+            milliseconds = int(syscall[argument], 16) & 0xffffffff
+        except ValueError:
+            return name
+        return name + (" without a timeout" if milliseconds >= 0x80000000 else " for %d ms" % milliseconds)
+    return name
 
 
 def orientation_delays(lines, turn_ends):

@@ -14,11 +14,15 @@ say() { echo "@@ $name $*"; }
 info() { say "info $*"; }
 # A udev property of a device, "none" when it has none (or an empty one), spaces as "+".
 property() { local v; v=$(udevadm info --query=property --property="$2" --value "$1" 2>/dev/null | head -1); v=${v// /+}; echo "${v:-none}"; }
-say "begin $(cut -d' ' -f1 /proc/uptime)"
+begin=$(cut -d' ' -f1 /proc/uptime)
+say "begin $begin"
 
 # The systemd scenario ran with the relay off and iio-sensor-proxy masked: as installed from here on.
 systemctl stop shaked.service
 rm -f /etc/shaked/shaked.yaml.d/vm-systemd.yaml /etc/systemd/system/iio-sensor-proxy.service
+# iio-sensor-proxy's debug messages (each reading it takes from the relay) go to the journal, for the log lines.
+mkdir -p /etc/systemd/system/iio-sensor-proxy.service.d
+printf '[Service]\nEnvironment=G_MESSAGES_DEBUG=all\n' >/etc/systemd/system/iio-sensor-proxy.service.d/vm-debug.conf
 systemctl daemon-reload
 modprobe uinput || info "modprobe_failed"
 modprobe evdev || info "modprobe_failed"
@@ -26,9 +30,11 @@ udevadm trigger --action=change --subsystem-match=misc --sysname-match=uinput
 udevadm settle
 info "uinput_group=$(stat -c %G /dev/uinput 2>/dev/null)"
 
-# Plays the trace on a new device; $1: the phase's name.
+# Plays the trace on a new device; $1: the phase's name, then the feeder's options.
 feed() {
-  "$lib/uhid-accel" --sent "/tmp/$1-sent" --wait-stream 60 "$lib/traces/relay.csv" >"/tmp/$1-feeder" 2>&1 &
+  local phase=$1
+  shift
+  "$lib/uhid-accel" --sent "/tmp/$phase-sent" --wait-stream 60 "$@" "$lib/traces/relay.csv" >"/tmp/$phase-feeder" 2>&1 &
   fpid=$!
 }
 # Waits for the feeder to finish playing.
@@ -36,11 +42,13 @@ played() {
   for _ in $(seq 900); do grep -q "uhid-accel: done" "/tmp/$1-feeder" && break; kill -0 $fpid 2>/dev/null || break; sleep 0.1; done
   grep -q "uhid-accel: done" "/tmp/$1-feeder" || info "feeder_timeout_$1"
 }
-# The context switches of each thread of a process ("TID COUNT" lines), and its CPU time (user + system, clock
+# The context switches of each thread of a process ("TID ALL VOLUNTARY" lines: a voluntary switch is a wake-up,
+# the thread slept and something woke it; the others are preemptions of a running thread, which under emulation
+# follow the guest's load), and its CPU time (user + system, clock
 # ticks).
 switches() {
   for t in /proc/"$1"/task/*; do
-    printf '%s %s\n' "${t##*/}" "$(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' "$t/status" 2>/dev/null)"
+    printf '%s %s\n' "${t##*/}" "$(awk '/ctxt_switches/ { n += $2 } /^voluntary_ctxt_switches/ { v = $2 } END { print n + 0, v + 0 }' "$t/status" 2>/dev/null)"
   done
 }
 ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
@@ -58,23 +66,43 @@ monitor() {
     echo "$("$lib/monotonic") $line" >>"$1-times"
   done <"$1.fifo" &
 }
-# The wake-ups and CPU time of process $1 over $2 seconds, as "NAME_switches=... NAME_ticks=... NAME_seconds=...".
+# What each thread of process $1 is blocked in ("TID SYSCALL-NUMBER ARGS..." lines, /proc/PID/task/TID/syscall):
+# poll(2) (7) with its timeout in milliseconds as the third argument, epoll_wait (232) the fourth, futex (202).
+blocked() {
+  for t in /proc/"$1"/task/*; do
+    printf '%s %s\n' "${t##*/}" "$(cut -d' ' -f1-5 "$t/syscall" 2>/dev/null)"
+  done
+}
+# The context switches, wake-ups and CPU time of process $1 over $2 seconds, as "NAME_switches=... NAME_wakeups=...
+# NAME_ticks=... NAME_seconds=...",
+# and in /tmp/threads-NAME one line a thread: "NAME TID THREAD-NAME SWITCHES SYSCALL..." (what it was blocked in
+# halfway through).
 # Thread by thread: a thread that ends meanwhile would take its count out of a plain sum; one that starts counts
 # from zero.
 cost() {
   local c0 t0 c1 t1 n
   switches "$1" >/tmp/cost.before
   c0=$(ticks "$1") t0=$(cut -d' ' -f1 /proc/uptime)
-  sleep "$2"
+  sleep "$(awk -v s="$2" 'BEGIN { print s / 2 }')"
+  blocked "$1" >/tmp/cost.blocked
+  sleep "$(awk -v s="$2" 'BEGIN { print s / 2 }')"
   switches "$1" >/tmp/cost.after
   c1=$(ticks "$1") t1=$(cut -d' ' -f1 /proc/uptime)
-  n=$(awk 'NR == FNR { a[$1] = $2; next } { n += ($1 in a) ? $2 - a[$1] : $2 } END { print n + 0 }' \
-    /tmp/cost.before /tmp/cost.after)
-  echo "$3_switches=$n $3_ticks=$((c1 - c0)) $3_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+  n=$(awk 'NR == FNR { a[$1] = $2; w[$1] = $3; next } { n += ($1 in a) ? $2 - a[$1] : $2; v += ($1 in w) ? $3 - w[$1] : $3 }
+    END { print n + 0, v + 0 }' /tmp/cost.before /tmp/cost.after)
+  awk -v phase="$3" -v pid="$1" 'FILENAME == ARGV[1] { a[$1] = $2; w[$1] = $3; next }
+    FILENAME == ARGV[2] { $1 = $1; k = $1; sub(/^[^ ]+ ?/, ""); b[k] = $0; next }
+    { name = "?"; f = "/proc/" pid "/task/" $1 "/comm"; if ((getline name < f) > 0) close(f); gsub(/ /, "_", name)
+      print phase, $1, name, ($1 in a) ? $2 - a[$1] : $2, ($1 in w) ? $3 - w[$1] : $3, b[$1] }' \
+    /tmp/cost.before /tmp/cost.blocked /tmp/cost.after >"/tmp/threads-$3"
+  echo "$3_switches=${n% *} $3_wakeups=${n#* } $3_ticks=$((c1 - c0)) $3_seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 }
 
 # --- With the relay ---
-feed relay
+# The trace waits (its first row sent over and over) until monitor-sensor has claimed the accelerometer: its
+# first turn is the first orientation after a claim, however long the guest took to start iio-sensor-proxy.
+rm -f /tmp/relay-go
+feed relay --start-after /tmp/relay-go
 for _ in $(seq 450); do grep -q "Phys=shaked/accelerometer-relay" /proc/bus/input/devices && break; sleep 0.2; done
 # Its evdev node (the relay is made once capture starts; evdev attaches a moment later).
 for _ in $(seq 50); do
@@ -94,11 +122,13 @@ if [ -n "$event" ]; then
 fi
 systemctl start iio-sensor-proxy.service
 monitor /tmp/relay-monitor
+for _ in $(seq 300); do grep -q "Has accelerometer" /tmp/relay-monitor 2>/dev/null && break; sleep 0.1; done
+touch /tmp/relay-go
 pid=$(systemctl show -p MainPID --value shaked.service)
-# The relay's cost while only it reads (monitor-sensor claims the accelerometer): 5 s of the daemon's wake-ups
-# and CPU time.
+# The relay's cost while only it reads (monitor-sensor claims the accelerometer): 10 s of the daemon's wake-ups
+# and CPU time, the first turn of the trace among them.
 sleep 1
-info "$(cost "$pid" 5 cost) hz=$(getconf CLK_TCK) relay_rate=$(rate)"
+info "$(cost "$pid" 10 cost) hz=$(getconf CLK_TCK) relay_rate=$(rate)"
 shakectl listen --json >/tmp/relay-listen 2>/tmp/relay-listen.err &
 lpid=$!
 played relay
@@ -107,9 +137,11 @@ info "subscribed_rate=$(rate)"
 kill $lpid $mpid 2>/dev/null
 wait $lpid $mpid 2>/dev/null
 # Nobody claims the accelerometer any more: iio-sensor-proxy stops reading the relay, and after 3 s without a
-# read shaked turns the sensor off (the feeder's device stays, its trace played).
+# read shaked turns the sensor off (the feeder's device stays, its trace played). Measured over 20 s: the
+# daemon's one timer left while idle, the watchdog's ping, comes every 10 s.
 sleep 5
-info "$(cost "$pid" 5 unclaimed) unclaimed_rate=$(rate)"
+info "$(cost "$pid" 20 unclaimed) unclaimed_rate=$(rate)"
+cat /tmp/threads-cost /tmp/threads-unclaimed | while IFS= read -r line; do say "threads $line"; done
 # Claimed again: the relay is read again, and the sensor on.
 monitor /tmp/relay-reclaim
 sleep 4
@@ -125,6 +157,10 @@ while IFS= read -r line; do say "monitor-reclaim $line"; done </tmp/relay-reclai
 info "turn_ends=$(awk '$2 == 699 || $2 == 1199 || $2 == 1699 || $2 == 2199 { printf "%s%s", (n++ ? "," : ""), $1 }' /tmp/relay-sent)"
 journalctl -u shaked.service -o cat --no-pager | grep -E "nothing has read the relay|the relay is read again|opens of the relay" |
   while IFS= read -r line; do say "log demand $line"; done
+# Both daemons' logs on the monotonic clock (the feeder's and monitor-sensor's), up to the second turn's end.
+journalctl -u shaked.service -u iio-sensor-proxy.service -o short-monotonic --no-pager | tr -d '[]' |
+  awk -v begin="$begin" -v end="$(awk '$2 == 1199 { print $1 }' /tmp/relay-sent)" '$1 + 0 >= begin && (end == "" || $1 + 0 <= end + 2)' |
+  tail -400 | while IFS= read -r line; do say "log journal $line"; done
 
 # --- Without the relay: iio-sensor-proxy reads the IIO device itself ---
 systemctl stop shaked.service iio-sensor-proxy.service

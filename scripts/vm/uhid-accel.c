@@ -25,6 +25,9 @@
  *                     the trace row it carried): the trace as the kernel received it
  *   --again           after the trace, play it once more (from the start, then --hold) at each SIGUSR1, as the
  *                     same device: shakes on demand from a sensor that stays
+ *   --start-after F   once streaming, keep sending the first row (at the trace's interval) until the file F
+ *                     exists, then play the trace: it begins when the test is ready for it, however slow the
+ *                     guest was to get there
  * It prints, on standard output, "uhid-accel: start MONO" (CLOCK_MONOTONIC seconds at which the first row was
  * sent; trace time 0 is the first row's time) and a summary at the end.
  */
@@ -270,7 +273,7 @@ int main(int argc, char **argv) {
     int pause_idle = 0;
     long seed = 1;
     int again = 0;
-    const char *trace = NULL, *sent_path = NULL;
+    const char *trace = NULL, *sent_path = NULL, *start_after = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double *target = NULL;
@@ -285,6 +288,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--pause-idle")) { pause_idle = 1; continue; }
         else if (!strcmp(a, "--sent") && i + 1 < argc) { sent_path = argv[++i]; continue; }
         else if (!strcmp(a, "--again")) { again = 1; continue; }
+        else if (!strcmp(a, "--start-after") && i + 1 < argc) { start_after = argv[++i]; continue; }
         else if (a[0] != '-' && !trace) { trace = a; continue; }
         else { fprintf(stderr, "uhid-accel: bad argument %s\n", a); return 64; }
         if (i + 1 >= argc) { fprintf(stderr, "uhid-accel: %s needs a value\n", a); return 64; }
@@ -315,6 +319,13 @@ int main(int argc, char **argv) {
             again_requested = 0;
         }
         wait_stream(wait_limit);
+        if (play == 0 && start_after) {
+            double step = nrows > 1 ? (rows[nrows - 1].t - rows[0].t) / (nrows - 1) : 0.01;
+            for (double due = now(); access(start_after, F_OK) != 0; due += step) {
+                serve_until(due);
+                if (streaming) send_input();
+            }
+        }
         double start = now() + 0.05;
         printf("uhid-accel: start %.6f\n", start);
         fflush(stdout);
