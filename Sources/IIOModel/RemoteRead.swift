@@ -6,8 +6,11 @@ import NumberFormat
 /// libiio 0.24 reads a remote buffer with blocking reads and waits for each of iiod's answers at most the
 /// context's timeout. A peer that stops answering without closing the connection (the network link down, the
 /// machine behind it asleep) then fails the read with EPIPE, as a connection that iiod closed fails it at once:
-/// the time the read took tells the two apart, for the log. Such a connection is abandoned, not closed: closing
-/// it politely asks iiod to close the buffer and waits for the answer, the context's timeout again.
+/// the time the read took tells the two apart, for the log. Closing the buffer then asks iiod to close it and
+/// waits for the answer, the timeout again: the capture ends the stream first (a shake in progress is
+/// interrupted at the failed read). The request is not skipped (`iio_buffer_cancel`): iiod 0.24, left without
+/// it, kept the device's buffer for the dead connection once the link was back, and the next connection's
+/// reads got nothing.
 public enum RemoteRead {
     /// The context's timeout, seconds: the longest a remote read waits for iiod's next bytes. A still sensor
     /// that reports on change only stays silent longer, and the capture then connects again.

@@ -294,9 +294,6 @@ final class LibIIOBuffer: IIOBufferHandle {
     private let context: LibIIOContext  // keeps the context alive while the buffer exists
     private let device: String
     var readsBlock = false
-    /// A remote read failed: the connection to iiod is dropped without asking iiod to close the buffer, which
-    /// would wait for an answer that may never come (``RemoteRead``).
-    private var abandoned = false
 
     init(_ buffer: OpaquePointer, context: LibIIOContext, device: String) {
         self.buffer = buffer
@@ -340,7 +337,6 @@ final class LibIIOBuffer: IIOBufferHandle {
             let code = Int32(-result)
             var reason = LibIIOBackend.describe(code)
             if readsBlock {
-                abandoned = true
                 reason = RemoteRead.failureReason(
                     brokenPipe: code == EPIPE, waited: SensorSource.monotonicSeconds() - started, described: reason)
             }
@@ -357,8 +353,6 @@ final class LibIIOBuffer: IIOBufferHandle {
             // Disabling the buffer of a device that has gone makes libiio print an error per channel: expected
             // then, and the capture loop says what happened.
             context.output.capture(during: "stopping the buffer of \(device)", errorsAreExpected: true) {
-                // (cancelled, libiio's network backend closes the connection without the CLOSE request)
-                if abandoned { iio_buffer_cancel(buffer) }
                 iio_buffer_destroy(buffer)
             }
             self.buffer = nil

@@ -175,8 +175,8 @@ public final class SensorSource {
             switch outcome {
             case .stopped:
                 return
-            case .broke(let reason, let delivered):
-                report(.broke(reason: reason))
+            case .broke(let reason, let delivered, let reported):
+                if !reported { report(.broke(reason: reason)) }
                 // A sensor that fails before delivering anything is not retried at once: wait for the devices
                 // to change, or for the retry interval.
                 let stopped =
@@ -198,8 +198,9 @@ public final class SensorSource {
 
     private enum CaptureOutcome {
         case stopped
-        /// The sensor vanished or failed (after delivering samples, or not): wait before looking again.
-        case broke(String, delivered: Bool)
+        /// The sensor vanished or failed (after delivering samples, or not): wait before looking again. `reported`:
+        /// the break was reported already.
+        case broke(String, delivered: Bool, reported: Bool = false)
         /// Another sensor should be used: look again at once.
         case restart(String)
         /// The sensor is held by another program: try again after a back-off.
@@ -339,11 +340,14 @@ public final class SensorSource {
                     }
                     continue
                 case .failed(let error):
-                    driver.stop()
                     logger.error(
                         "the sensor failed or vanished; waiting for a sensor",
                         metadata: ["sensor": "\(accelerometer.displayName)", "error": "\(error)"])
-                    return .broke("the sensor failed or vanished", delivered: delivered)
+                    // The stream ends at the failed read, before the driver stops: stopping a buffer read through
+                    // iiod whose link failed waits for iiod's answer, up to the context's timeout (RemoteRead).
+                    report(.broke(reason: "the sensor failed or vanished"))
+                    driver.stop()
+                    return .broke("the sensor failed or vanished", delivered: delivered, reported: true)
                 }
             }
             switch read {

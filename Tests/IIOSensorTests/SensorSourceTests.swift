@@ -175,6 +175,34 @@ struct SensorSourceTests {
         #expect(outline(result.events) == ["began", "cancelled(interrupted)", "began", "ended"])
     }
 
+    /// A read that fails ends the stream before the buffer is stopped, not after: stopping a buffer read through
+    /// iiod whose network link failed waits for iiod's answer (up to the context's timeout), and a shake in
+    /// progress must be cancelled at the failed read. The break is reported once.
+    @Test func aFailedReadBreaksTheStreamBeforeTheBufferIsStopped() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = FakeScans.reads(
+            synthesize {
+                $0.motion = .none; $0.before = 0.5; $0.after = 0
+            })
+        device.vanishWhenDrained = true
+        world.add(device)
+        let source = source(world)
+        let wakeup = Wakeup()
+        var reports: [String] = []
+        source.run(wakeup: wakeup) { event in
+            switch event {
+            case .broke:
+                reports.append(world.state.withLock { $0.enabled.contains("iio:device0") } ? "broke (open)" : "broke")
+            case .stopped:
+                reports.append("stopped")
+                wakeup.signal()
+            default: break
+            }
+        }
+        #expect(reports == ["broke (open)", "stopped"])
+    }
+
     @Test func aSilentBufferFallsBackToPolling() {
         let world = FakeWorld()
         var device = FakeWorld.Device.accelerometer(number: 0)
