@@ -41,6 +41,7 @@ SCENARIOS = {
     "suspend": dict(trace="shakes3.csv", suspend=True),
     "iiod": dict(trace="shakes3.csv", ended=3, remote=True),
     "iiod-vanish": dict(trace="shake-horizontal-100hz.csv", vanish_at=2.4, remote=True),
+    "iiod-link": dict(trace="link.csv", remote=True, link=True),
     "systemd": dict(trace="shakes3.csv", ended=3, systemd=True),
     "relay": dict(trace="relay.csv", ended=3, relay=True),
     "package": dict(trace="relay.csv", ended=3, package=True),
@@ -228,7 +229,7 @@ def parse(log_path):
                     s.setdefault("listen", []).append(event)
             elif kind == "shakectl":
                 s.setdefault("shakectl", []).append(rest)
-            elif kind.startswith("monitor-") or kind in ("dbus", "observer", "wev", "upgrade"):
+            elif kind.startswith("monitor-") or kind.startswith("polled-") or kind in ("dbus", "observer", "wev", "upgrade"):
                 s.setdefault(kind, []).append(rest)
             elif kind == "info":
                 if rest.startswith("thread "):
@@ -471,7 +472,7 @@ def check(name, s, spec, args, tmp):
         problems.append("unreadable event lines: %s" % s["bad"][:3])
     if s["info"].get("daemon_exit") not in ("0", None):
         problems.append("the daemon exited with status %s" % s["info"].get("daemon_exit"))
-    for key in ("no_device", "feeder_timeout", "capture_timeout", "modprobe_failed", "scale_failed"):
+    for key in ("no_device", "feeder_timeout", "capture_timeout", "listen_timeout", "modprobe_failed", "scale_failed"):
         if key in s["info"]:
             problems.append(key.replace("_", " "))
     raw = [line for line in s["log"] if RAW_LIBIIO.search(line)]
@@ -480,6 +481,10 @@ def check(name, s, spec, args, tmp):
 
     if spec.get("keys"):
         return check_keys(s, spec, problems, notes)
+    if spec.get("link"):
+        check_remote(s, spec, problems, notes)
+        check_link(s, spec, args, tmp, problems, notes)
+        return problems, notes
 
     rows = read_trace(os.path.join(args.traces, spec["trace"]))
     t0 = rows[0][0]
@@ -678,6 +683,75 @@ def check_suspend(s, problems, notes):
         problems.append("the subscriber got %s, the daemon printed %s" % (heard, printed))
     jumps = sum(1 for line in s["log"] if "[IIOSensor] the timestamps jumped ahead" in line)
     notes.append("%d events to the subscriber, %d timestamp jumps logged" % (len(heard), jumps))
+    check_polled_suspend(s, problems, notes)
+
+
+def shake_lines(lines):
+    events = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "shake":
+            events.append(event)
+    return events
+
+
+def check_polled_suspend(s, problems, notes):
+    """The second daemon of the suspend scenario, polling a kxcjk-1013 that plays the same trace across the same
+    sleeps: the same events as the buffered sensor's, the stream broken at each sleep by the daemon itself (its
+    log says the system slept: the monotonic clock alone, in which a short sleep can take less than the
+    detector's largest gap, would not always tell), capture started once, polled, and its subscriber got every
+    event."""
+    info = s["info"]
+    if "no_kxcjk" in info:
+        problems.append("the polled sensor (kxcjk-1013) was not there")
+        return
+    if info.get("polled_daemon_exit") != "0":
+        problems.append("the polling daemon exited with status %s" % info.get("polled_daemon_exit"))
+    events = shake_lines(s.get("polled-events", []))
+    got = [label(e) for e in events]
+    # What the sleeps decide must hold: the shake the second sleep cut is cancelled `interrupted` (exactly one),
+    # and no shake spans a sleep (its `began` before the feeder froze, its end after). Whether each shake away
+    # from the sleeps is found is the polled path's, which the kxcjk scenario checks: under emulation a loaded
+    # guest polling at 50 Hz now and then misses a stroke, which is noted, not failed.
+    sleeps = []
+    for line in s.get("polled-feeder", []):
+        m = re.match(r"i2c-accel: resumed ([0-9.]+) ([0-9.]+)", line)
+        if m and float(m.group(2)) > 1:
+            sleeps.append((float(m.group(1)) - float(m.group(2)), float(m.group(1))))
+    if len(sleeps) != 2:
+        problems.append("polled: the feeder was held %d times, expected 2 (the sleeps)" % len(sleeps))
+    if got.count("cancelled(interrupted)") != 1:
+        problems.append("polled: events %s: expected one cancelled(interrupted), the shake the second sleep cut" % got)
+    for event in events:
+        began = event.get("began")
+        if began is None:
+            continue
+        for frozen, resumed in sleeps:
+            if began < frozen and event["time"] > resumed:
+                problems.append("polled: a shake spans a sleep: %s" % event)
+        if label(event) == "cancelled(interrupted)" and len(sleeps) == 2 and not (
+                began < sleeps[1][0] + 0.2 and event["time"] <= sleeps[1][0] + 0.2):
+            problems.append("polled: the shake cancelled `interrupted` (%s) is not the one the second sleep cut "
+                            "(the feeder froze at %.3f s)" % (event, sleeps[1][0]))
+    if got != SUSPEND_EXPECTED:
+        notes.append("WARNING: polled: events %s, expected %s" % (got, SUSPEND_EXPECTED))
+    log = s.get("polled-log", [])
+    capturing = [line for line in log if "capturing from the sensor" in line]
+    if len(capturing) != 1 or "polled" not in capturing[0]:
+        problems.append("polled: capture started %d times (expected once, polled): %s" % (len(capturing), capturing))
+    # (at least two: the kernel may add to the boot-time clock's lead in two steps, seen by two polls)
+    slept = sum(1 for line in log if "the system slept; the sensor's stream starts again" in line)
+    if slept < 2:
+        problems.append("polled: the daemon noticed %d sleeps, expected 2" % slept)
+    heard = [(label(e), round(e.get("time", 0), 3)) for e in shake_lines(s.get("polled-listen", []))]
+    printed = [(label(e), round(e.get("time", 0), 3)) for e in events]
+    if heard != printed:
+        problems.append("polled: the subscriber got %s, the daemon printed %s" % (heard, printed))
+    stalls = sum(1 for line in s.get("polled-feeder", []) if line.startswith("i2c-accel: resumed"))
+    notes.append("polled: %d events to its subscriber, %d sleeps noticed, feeder held %d times" % (len(heard), slept, stalls))
 
 
 def check_remote(s, spec, problems, notes):
@@ -702,6 +776,59 @@ def check_remote(s, spec, problems, notes):
     if "vanish_at" in spec:
         figures.append("capture started %d times" % len(capturing))
     notes.append("through iiod: " + ", ".join(figures or ["no figures"]))
+
+
+# The iiod-link scenario: the link fails for 3 s 0.7 s into the first of three shakes, and for 6 s while the device
+# lies still between the second and the third.
+LINK_EXPECTED = ["began", "cancelled(interrupted)", "began", "ended", "began", "ended"]
+# Seconds from the link failing to the cut shake's cancellation on the host: libiio 0.24's remote read waits at
+# most the context's timeout (2 s, iio_context_set_timeout) for iiod's next bytes, then fails; under emulation the
+# read may be late by a read's worth.
+LINK_CANCEL_LIMIT = 3.0
+# Seconds from the link's return to capture through the buffer again: the retry's wait (1 s, doubling while the
+# link stays down) and a context set up over the link.
+LINK_RESUME_LIMIT = 8.0
+
+
+def check_link(s, spec, args, tmp, problems, notes):
+    """The network link under the host daemon failing twice while iiod runs (guest-init.sh's iiod_scenario with
+    $link): the shake under way is cancelled `interrupted` within the read's timeout, the daemon captures through
+    the buffer again once the link is back, and no shake after it is lost; it stops promptly."""
+    info = s["info"]
+    got = [label(e) for e in s["events"]]
+    if got != LINK_EXPECTED:
+        problems.append("events %s, expected %s" % (got, LINK_EXPECTED))
+    figures = []
+    for number in (0, 1):
+        failed, capturing = info.get("link_off_%d_failed" % number), info.get("link_on_%d_capturing" % number)
+        if failed in (None, "none"):
+            problems.append("no failed read after the link went down (%d)" % number)
+        if capturing in (None, "none"):
+            problems.append("no capture after the link came back (%d)" % number)
+        elif float(capturing) > LINK_RESUME_LIMIT:
+            problems.append("capture came back %s s after the link, more than %.0f s" % (capturing, LINK_RESUME_LIMIT))
+        figures.append("%s: read failed after %s s, captured again %s s after the link's return"
+                       % ("shaking" if number == 0 else "idle", failed, capturing))
+    cancel = info.get("link_off_0_event")
+    if cancel in (None, "none") or float(cancel) > LINK_CANCEL_LIMIT:
+        problems.append("the cut shake was cancelled %s s after the link failed (at most %.0f s)"
+                        % (cancel, LINK_CANCEL_LIMIT))
+    figures.insert(0, "shake cancelled %s s after the link failed" % cancel)
+    stop = info.get("stop_seconds")
+    if stop is None or float(stop) > 3:
+        problems.append("the daemon took %s s to stop" % stop)
+    # The shakes after the link's return, against the trace as recorded (on the feeder's clock).
+    rows = read_trace(os.path.join(args.traces, spec["trace"]))
+    starts = feeder_times(s, "start")
+    expected = detect(args.shakectl, quantized(rows, HID_QUANTUM), tmp, "link.csv")
+    if starts and len(s["events"]) >= 4 and len(expected) >= 4:
+        vm = [dict(e, time=e["time"] - starts[0] + rows[0][0]) for e in s["events"][-4:]]
+        differences = []
+        compare(vm, expected[-4:], 0.1, lambda p: 0.1 * p, differences, axis=False)
+        if differences:
+            notes.append("WARNING: the shakes after the link's returns differ from the trace as recorded: "
+                         + "; ".join(differences))
+    notes.append("; ".join(figures))
 
 
 def event_delays(s):

@@ -184,10 +184,8 @@ key() {
     report
 }
 
-# kxcjk-1013 on i2c-stub, polled, playing trace $1.
-kxcjk() {
-    trace=$1
-    say "$name begin $(uptime_s)"
+# Binds kxcjk-1013 on i2c-stub: sets $bus (the stub's I2C bus) and $dev (the IIO device's sysfs directory).
+kxcjk_bind() {
     modprobe i2c-stub chip_addr=0x0e && modprobe i2c-dev && modprobe kxcjk-1013 || say "$name info modprobe_failed"
     bus=
     for b in /sys/bus/i2c/devices/i2c-*; do
@@ -195,7 +193,14 @@ kxcjk() {
     done
     /bin/i2c-accel --bus "$bus" --init
     echo kxcjk1013 0x0e >/sys/bus/i2c/devices/i2c-$bus/new_device
-    dev=$(find_device kxcjk1013 10) || say "$name info no_device"
+    dev=$(find_device kxcjk1013 10)
+}
+
+# kxcjk-1013 on i2c-stub, polled, playing trace $1.
+kxcjk() {
+    trace=$1
+    say "$name begin $(uptime_s)"
+    kxcjk_bind || say "$name info no_device"
     # The driver starts the chip at ±4 g; set to ±2 g here (as other chips boot), which the trace's 3.9 g turns
     # exceed: the daemon (sensor.range: auto) sets ±4 g while it captures and puts ±2 g back when it stops. The
     # feeder writes counts of the scale in force.
@@ -235,21 +240,37 @@ suspend_guest() {
 }
 
 # A HID accelerometer playing trace $1 with --pause-idle under a daemon with a subscriber (shakectl listen on its
-# socket); the guest suspends to RAM twice: while idle (0.5 s into the trace, before the first shake) and 0.3 s
-# before the end of the second shake.
+# socket), and beside it a kxcjk-1013 on i2c-stub playing the same trace at the same time (--pause-stalls) under a
+# second daemon, which polls it, with a subscriber of its own ("polled-" report lines): the guest suspends to RAM
+# twice under both: while idle (0.5 s into the trace, before the first shake) and 0.3 s before the end of the
+# second shake.
 suspend_scenario() {
     say "$name begin $(uptime_s)"
     [ -w /sys/power/mem_sleep ] && echo deep >/sys/power/mem_sleep 2>/dev/null
     say "$name info power_state=$(tr ' ' , </sys/power/state) mem_sleep=$(tr ' ' , </sys/power/mem_sleep 2>/dev/null)"
+    kxcjk_bind || say "$name info no_kxcjk"
+    /usr/bin/shaked --device kxcjk1013 --rate 50 --socket /run/shaked-polled.sock --print-events --log-level debug \
+        >/tmp/$name.polled-events 2>/tmp/$name.polled-log &
+    ppid=$!
+    wait_line /tmp/$name.polled-log "capturing from" 30 || say "$name info capture_timeout"
+    /usr/bin/shakectl listen --json --socket /run/shaked-polled.sock >/tmp/$name.polled-listen 2>&1 &
+    plpid=$!
+    wait_line /tmp/$name.polled-listen "connected" 30 || say "$name info listen_timeout"
     /bin/uhid-accel --pause-idle --sent /tmp/$name.sent /traces/$1 >/tmp/$name.feeder 2>&1 &
     fpid=$!
     find_device accel_3d 30 >/dev/null || say "$name info no_device"
-    /usr/bin/shaked --socket /run/shaked.sock --print-events --log-level debug >/tmp/$name.events 2>/tmp/$name.log &
+    /usr/bin/shaked --device accel_3d --socket /run/shaked.sock --print-events --log-level debug \
+        >/tmp/$name.events 2>/tmp/$name.log &
     dpid=$!
     wait_line /tmp/$name.log "listening" 30 || say "$name info capture_timeout"
     /usr/bin/shakectl listen --json --socket /run/shaked.sock >/tmp/$name.listen 2>&1 &
     lpid=$!
+    # (a loaded guest can take seconds to start shakectl: the subscriber must be there before the first shake)
+    wait_line /tmp/$name.listen "connected" 30 || say "$name info listen_timeout"
     wait_line /tmp/$name.feeder "uhid-accel: start" 60 || say "$name info feeder_timeout"
+    /bin/i2c-accel --bus "$bus" --scale "$(cat $dev/in_accel_scale)" --pause-stalls \
+        --start-at "$(awk '/uhid-accel: start/ { print $3 }' /tmp/$name.feeder)" /traces/$1 >/tmp/$name.polled-feeder 2>&1 &
+    ipid=$!
     wait_trace 0.5
     suspend_guest idle 2
     sleep 1
@@ -260,10 +281,22 @@ suspend_scenario() {
     sleep 1
     kill $lpid 2>/dev/null
     wait $lpid 2>/dev/null
+    # (before the HID sensor, which stops reporting at the end of its trace, is silent long enough for the
+    # daemon to give its buffer up)
     stop_daemon
+    wait $ipid 2>/dev/null
+    kill $plpid 2>/dev/null
+    wait $plpid 2>/dev/null
+    kill -TERM $ppid 2>/dev/null
+    wait $ppid
+    say "$name info polled_daemon_exit=$?"
     kill $fpid 2>/dev/null
     wait $fpid 2>/dev/null
+    echo 0x0e >/sys/bus/i2c/devices/i2c-$bus/delete_device || say "$name info delete_failed"
     while IFS= read -r line; do say "$name listen $line"; done </tmp/$name.listen
+    for part in events listen log feeder; do
+        while IFS= read -r line; do say "$name polled-$part $line"; done </tmp/$name.polled-$part
+    done
     report
 }
 
@@ -271,7 +304,10 @@ suspend_scenario() {
 # it (--source iio:ip:127.0.0.1:PORT, QEMU's user networking forwarding a loopback port of the host to iiod's
 # 30431): the host's agent starts and stops the daemon when asked on the console, measures it and adds its
 # events and log to the report. $1: the trace; $vanish: the sensor vanishes 2.4 s into the trace and returns 3 s
-# later, iiod going away and coming back with it (iiod 0.24 has no hotplug).
+# later, iiod going away and coming back with it (iiod 0.24 has no hotplug); $link: the network link fails for
+# while iiod keeps running (the host's agent takes QEMU's link down and up): for 3 s 0.7 s into the first shake
+# of link.csv, and for 6 s while the device lies still between the second and the third (long enough for the
+# daemon to try to connect again while it is down).
 iiod_scenario() {
     trace=$1
     say "$name begin $(uptime_s)"
@@ -305,6 +341,17 @@ iiod_scenario() {
         /usr/sbin/iiod >>/tmp/$name.iiod 2>&1 &
         ipid=$!
         say "$name info iiod_started=$(uptime_s)"
+    elif [ -n "$link" ]; then
+        # (link.csv: shakes from 1.5 to 2.7 s, 18.7 to 19.9 s and 35.9 to 37.1 s)
+        wait_trace 2.2
+        say "$name host link off"
+        sleep 3
+        say "$name host link on"
+        wait_trace 21.0
+        say "$name host link off"
+        say "$name host measure 5"
+        sleep 6
+        say "$name host link on"
     else
         sleep 2
         say "$name host measure 5"
@@ -319,7 +366,7 @@ iiod_scenario() {
     : >/tmp/$name.log
     while IFS= read -r line; do say "$name iiod $line"; done </tmp/$name.iiod
     report
-    vanish=
+    vanish= link=
 }
 
 for name in $(echo "$scenarios" | tr , ' '); do
@@ -340,6 +387,7 @@ for name in $(echo "$scenarios" | tr , ' '); do
     suspend) suspend_scenario shakes3.csv ;;
     iiod) iiod_scenario shakes3.csv ;;
     iiod-vanish) vanish=1 iiod_scenario shake-horizontal-100hz.csv ;;
+    iiod-link) link=1 iiod_scenario link.csv ;;
     probe) ;; # boots and powers off: does this accelerator run the kernel?
     *) say "$name unknown" ;;
     esac
