@@ -223,7 +223,7 @@ kxcjk() {
 
 # Waits until the feeder is $1 seconds into its trace: its start plus the gaps it went on after (--pause-idle).
 wait_trace() {
-    target=$(awk -v at="$1" '/uhid-accel: start/ { s = $3 } /uhid-accel: resumed/ { s += $4 } END { printf "%.3f", s + at }' /tmp/$name.feeder)
+    target=$(awk -v at="$1" '/-accel: start/ { s = $3 } /-accel: resumed/ { s += $4 } END { printf "%.3f", s + at }' /tmp/$name.feeder)
     left=$(awk -v t="$target" -v n="$(mono)" 'BEGIN { d = t - n; printf "%.3f", (d > 0 ? d : 0) }')
     sleep "$left"
 }
@@ -236,31 +236,20 @@ suspend_guest() {
     m0=$(mono) b0=$(uptime_s)
     echo mem >/sys/power/state || say "$name info suspend_failed_$1=1"
     m1=$(mono) b1=$(uptime_s)
-    say "$name info slept_$1=$(awk -v a="$b0" -v b="$b1" -v c="$m0" -v d="$m1" 'BEGIN { printf "%.2f:%.2f", b - a, d - c }')"
+    say "$name info slept_$1=$(awk -v a="$b0" -v b="$b1" -v c="$m0" -v d="$m1" 'BEGIN { printf "%.2f:%.2f", b - a, d - c }') asleep_$1=$m0:$m1"
 }
 
 # A HID accelerometer playing trace $1 with --pause-idle under a daemon with a subscriber (shakectl listen on its
-# socket), and beside it a kxcjk-1013 on i2c-stub playing the same trace at the same time (--pause-stalls) under a
-# second daemon, which polls it, with a subscriber of its own ("polled-" report lines): the guest suspends to RAM
-# twice under both: while idle (0.5 s into the trace, before the first shake) and 0.3 s before the end of the
-# second shake.
+# socket); the guest suspends to RAM twice: while idle (0.5 s into the trace, before the first shake) and 0.3 s
+# before the end of the second shake.
 suspend_scenario() {
     say "$name begin $(uptime_s)"
     [ -w /sys/power/mem_sleep ] && echo deep >/sys/power/mem_sleep 2>/dev/null
     say "$name info power_state=$(tr ' ' , </sys/power/state) mem_sleep=$(tr ' ' , </sys/power/mem_sleep 2>/dev/null)"
-    kxcjk_bind || say "$name info no_kxcjk"
-    /usr/bin/shaked --device kxcjk1013 --rate 50 --socket /run/shaked-polled.sock --print-events --log-level debug \
-        >/tmp/$name.polled-events 2>/tmp/$name.polled-log &
-    ppid=$!
-    wait_line /tmp/$name.polled-log "capturing from" 30 || say "$name info capture_timeout"
-    /usr/bin/shakectl listen --json --socket /run/shaked-polled.sock >/tmp/$name.polled-listen 2>&1 &
-    plpid=$!
-    wait_line /tmp/$name.polled-listen "connected" 30 || say "$name info listen_timeout"
     /bin/uhid-accel --pause-idle --sent /tmp/$name.sent /traces/$1 >/tmp/$name.feeder 2>&1 &
     fpid=$!
     find_device accel_3d 30 >/dev/null || say "$name info no_device"
-    /usr/bin/shaked --device accel_3d --socket /run/shaked.sock --print-events --log-level debug \
-        >/tmp/$name.events 2>/tmp/$name.log &
+    /usr/bin/shaked --socket /run/shaked.sock --print-events --log-level debug >/tmp/$name.events 2>/tmp/$name.log &
     dpid=$!
     wait_line /tmp/$name.log "listening" 30 || say "$name info capture_timeout"
     /usr/bin/shakectl listen --json --socket /run/shaked.sock >/tmp/$name.listen 2>&1 &
@@ -268,9 +257,6 @@ suspend_scenario() {
     # (a loaded guest can take seconds to start shakectl: the subscriber must be there before the first shake)
     wait_line /tmp/$name.listen "connected" 30 || say "$name info listen_timeout"
     wait_line /tmp/$name.feeder "uhid-accel: start" 60 || say "$name info feeder_timeout"
-    /bin/i2c-accel --bus "$bus" --scale "$(cat $dev/in_accel_scale)" --pause-stalls \
-        --start-at "$(awk '/uhid-accel: start/ { print $3 }' /tmp/$name.feeder)" /traces/$1 >/tmp/$name.polled-feeder 2>&1 &
-    ipid=$!
     wait_trace 0.5
     suspend_guest idle 2
     sleep 1
@@ -281,22 +267,43 @@ suspend_scenario() {
     sleep 1
     kill $lpid 2>/dev/null
     wait $lpid 2>/dev/null
-    # (before the HID sensor, which stops reporting at the end of its trace, is silent long enough for the
-    # daemon to give its buffer up)
     stop_daemon
-    wait $ipid 2>/dev/null
-    kill $plpid 2>/dev/null
-    wait $plpid 2>/dev/null
-    kill -TERM $ppid 2>/dev/null
-    wait $ppid
-    say "$name info polled_daemon_exit=$?"
     kill $fpid 2>/dev/null
     wait $fpid 2>/dev/null
+    while IFS= read -r line; do say "$name listen $line"; done </tmp/$name.listen
+    report
+}
+
+# The same two sleeps under polled capture: a kxcjk-1013 on i2c-stub playing trace $1 under a daemon with a
+# subscriber. Without the HID sensor hub, whose power requests wait for the frozen feeder, a sleep takes well under
+# a second of the monotonic clock, less than the detector's max_gap: only the daemon's own look at the boot-time
+# clock breaks the stream. (Not beside the HID sensor in one scenario: the second daemon's load on the emulated
+# guest moved the HID sensor's samples past what its checks allow.)
+suspend_polled_scenario() {
+    say "$name begin $(uptime_s)"
+    [ -w /sys/power/mem_sleep ] && echo deep >/sys/power/mem_sleep 2>/dev/null
+    kxcjk_bind || say "$name info no_device"
+    /usr/bin/shaked --socket /run/shaked.sock --print-events --log-level debug >/tmp/$name.events 2>/tmp/$name.log &
+    dpid=$!
+    wait_line /tmp/$name.log "capturing from" 30 || say "$name info capture_timeout"
+    /usr/bin/shakectl listen --json --socket /run/shaked.sock >/tmp/$name.listen 2>&1 &
+    lpid=$!
+    wait_line /tmp/$name.listen "connected" 30 || say "$name info listen_timeout"
+    /bin/i2c-accel --bus "$bus" --scale "$(cat $dev/in_accel_scale)" /traces/$1 >/tmp/$name.feeder 2>&1 &
+    ipid=$!
+    wait_line /tmp/$name.feeder "i2c-accel: start" 60 || say "$name info feeder_timeout"
+    wait_trace 0.5
+    suspend_guest idle 2
+    sleep 1
+    wait_trace 5.6
+    suspend_guest shaking 2
+    wait $ipid
+    sleep 1
+    kill $lpid 2>/dev/null
+    wait $lpid 2>/dev/null
+    stop_daemon
     echo 0x0e >/sys/bus/i2c/devices/i2c-$bus/delete_device || say "$name info delete_failed"
     while IFS= read -r line; do say "$name listen $line"; done </tmp/$name.listen
-    for part in events listen log feeder; do
-        while IFS= read -r line; do say "$name polled-$part $line"; done </tmp/$name.polled-$part
-    done
     report
 }
 
@@ -385,6 +392,7 @@ for name in $(echo "$scenarios" | tr , ' '); do
     kxcjk) kxcjk shake-horizontal-100hz.csv ;;
     key) key shakes3.csv ;;
     suspend) suspend_scenario shakes3.csv ;;
+    suspend-polled) suspend_polled_scenario shakes3.csv ;;
     iiod) iiod_scenario shakes3.csv ;;
     iiod-vanish) vanish=1 iiod_scenario shake-horizontal-100hz.csv ;;
     iiod-link) link=1 iiod_scenario link.csv ;;

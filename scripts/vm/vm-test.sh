@@ -20,7 +20,7 @@ timeout_s=${VM_TIMEOUT:-900}
 busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk,key"
 # Scenarios with a part on the host (scripts/vm/host-agent.py): a suspend to RAM woken by QEMU's monitor, and
 # the daemon on the host reading the guest's sensor through iiod.
-host_scenarios="suspend,iiod,iiod-vanish,iiod-link"
+host_scenarios="suspend,suspend-polled,iiod,iiod-vanish,iiod-link"
 busybox_scenarios="$busybox_scenarios,$host_scenarios"
 all_scenarios="$busybox_scenarios,systemd,relay"
 # The package scenario installs the Debian package make deb built (VM_DEB, default .build-deb/out): part of "all"
