@@ -646,8 +646,8 @@ def check(name, s, spec, args, tmp):
 SUSPEND_EXPECTED = ["began", "ended", "began", "cancelled(interrupted)", "began", "ended"]
 
 
-def check_sleeps(info, problems, notes):
-    """The two suspends' figures (guest-init.sh's suspend_guest): each must have slept."""
+def check_sleeps(info, problems, notes, minimum=1.0):
+    """The two suspends' figures (guest-init.sh's suspend_guest): each must have slept `minimum` seconds or more."""
     for sleep in ("idle", "shaking"):
         if "suspend_failed_" + sleep in info:
             problems.append("the %s suspend failed" % sleep)
@@ -656,8 +656,9 @@ def check_sleeps(info, problems, notes):
         except (KeyError, ValueError):
             problems.append("no figures for the %s suspend" % sleep)
             continue
-        # (the host wakes the guest 2 s after QEMU says it is suspended; the kernel's clocks see 1.5 s or more)
-        if boottime - monotonic < 1:
+        # (the host wakes the guest 2 s after QEMU says it is suspended; the kernel's clocks see 1.5 s or more
+        # after the HID sensor's 15 s way down, 0.9 s or more after a short one)
+        if boottime - monotonic < minimum:
             problems.append("the %s suspend did not sleep (%.1f s on the boot-time clock, %.1f s monotonic)"
                             % (sleep, boottime, monotonic))
         notes.append("%s sleep %.1f s (%.1f s of it on the monotonic clock)" % (sleep, boottime, monotonic))
@@ -703,7 +704,7 @@ def check_polled_suspend(s, problems, notes):
     subscriber gets every event. Whether each shake away from the sleeps is found is the polled path's, which
     the kxcjk scenario checks; a difference is noted."""
     info = s["info"]
-    check_sleeps(info, problems, notes)
+    check_sleeps(info, problems, notes, minimum=0.5)
     events = s["events"]
     got = [label(e) for e in events]
     # (each sleep on the monotonic clock: from just before the guest wrote "mem" to just after it woke)
