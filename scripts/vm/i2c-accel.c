@@ -3,14 +3,10 @@
  * i2c-accel: feeds the kernel's kxcjk-1013 driver bound to i2c-stub with a trace, by writing the chip's data
  * registers through /dev/i2c-N (the driver reads them back as in_accel_{x,y,z}_raw: the polled path).
  *
- * usage: i2c-accel --bus N [--addr 0x0e] [--scale S] [--hold S] [--start-at MONO] [--pause-stalls] [--init] TRACE.csv
+ * usage: i2c-accel --bus N [--addr 0x0e] [--scale S] [--hold S] [--init] TRACE.csv
  *   --init    only write WHO_AM_I (0x0F = 0x11, a KXCJK1013) and the rest pose, so that the driver binds; exit
  *   --scale   m/s² per count of the range the driver was set to (default 0.038326, ±8 g)
  *   --start-at MONO  start playing at this CLOCK_MONOTONIC time (default: now)
- *   --pause-stalls   after a stall of more than 1 s (the guest suspended, the feeder frozen) go on from the row
- *                    due instead of writing the rows missed at once: the trace is delivered whole, with a gap
- *                    (prints "i2c-accel: resumed MONO GAP"); shorter delays (a loaded guest) are caught up, so
- *                    that the trace keeps to the times of a feeder started with it
  * Registers XOUT_L..ZOUT_H (0x06..0x0B) hold 12-bit values left-justified in 16 bits, little-endian.
  * Prints "i2c-accel: start MONO" when the first row is written, and a summary at the end.
  */
@@ -79,7 +75,7 @@ static void put(double x, double y, double z, double scale) {
 }
 
 int main(int argc, char **argv) {
-    int bus = -1, addr = 0x0e, init = 0, pause_stalls = 0;
+    int bus = -1, addr = 0x0e, init = 0;
     double scale = 0.038326, hold = 2, start_at = 0;
     const char *trace = NULL;
     for (int i = 1; i < argc; i++) {
@@ -89,7 +85,6 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--hold") && i + 1 < argc) hold = atof(argv[++i]);
         else if (!strcmp(argv[i], "--start-at") && i + 1 < argc) start_at = atof(argv[++i]);
         else if (!strcmp(argv[i], "--init")) init = 1;
-        else if (!strcmp(argv[i], "--pause-stalls")) pause_stalls = 1;
         else if (argv[i][0] != '-' && !trace) trace = argv[i];
         else { fprintf(stderr, "i2c-accel: bad argument %s\n", argv[i]); return 64; }
     }
@@ -123,14 +118,7 @@ int main(int argc, char **argv) {
         }
         double due = start + (t - t0);
         sleep_until(due);
-        double behind = now() - due;
-        if (pause_stalls && written > 0 && behind > 1) {
-            start += behind;
-            printf("i2c-accel: resumed %.6f %.6f\n", now(), behind);
-            fflush(stdout);
-        } else if (behind > 0.005) {
-            late++;
-        }
+        if (now() - due > 0.005) late++;
         put(x, y, z, scale);
         written++;
         last = t - t0;
