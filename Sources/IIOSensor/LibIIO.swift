@@ -54,7 +54,8 @@ public struct LibIIOBackend: IIOBackend {
             throw IIOError(
                 code: code, operation: "creating the IIO context \(uri ?? "local:")", reason: Self.describe(code))
         }
-        iio_context_set_timeout(context, 2000)
+        // (what bounds a remote buffer's blocking read: RemoteRead)
+        iio_context_set_timeout(context, UInt32(RemoteRead.timeout * 1000))
         return LibIIOContext(context, isLocal: isLocal, output: output)
     }
 
@@ -325,6 +326,7 @@ final class LibIIOBuffer: IIOBufferHandle {
             throw IIOError(code: EBADF, operation: "reading the buffer of \(device)", reason: "closed")
         }
         // A remote buffer's read is a request to iiod: libiio prints its own lines when the connection fails.
+        let started = readsBlock ? SensorSource.monotonicSeconds() : 0
         let result =
             readsBlock
             ? context.output.capture(during: "reading the buffer of \(device)", errorsAreExpected: true) {
@@ -333,8 +335,12 @@ final class LibIIOBuffer: IIOBufferHandle {
         if result == -Int(EAGAIN) { return [] }
         if result < 0 {
             let code = Int32(-result)
-            throw IIOError(
-                code: code, operation: "reading the buffer of \(device)", reason: LibIIOBackend.describe(code))
+            var reason = LibIIOBackend.describe(code)
+            if readsBlock {
+                reason = RemoteRead.failureReason(
+                    brokenPipe: code == EPIPE, waited: SensorSource.monotonicSeconds() - started, described: reason)
+            }
+            throw IIOError(code: code, operation: "reading the buffer of \(device)", reason: reason)
         }
         guard let start = iio_buffer_start(buffer), let end = iio_buffer_end(buffer) else { return [] }
         let count = end - start

@@ -15,6 +15,10 @@ public final class PolledDriver: SensorDriver {
     private let context: any IIOContextHandle
     private let interval: Double
     private let monotonic: @Sendable () -> Double
+    /// Seconds the system has slept since boot (``BufferedDriver/secondsAsleep``).
+    private let asleep: @Sendable () -> Double
+    /// ``asleep`` at the last poll.
+    private var asleepAtPoll: Double
     private let logger: Logger
     private var nextPoll: Double
     private var lastTime = -Double.infinity
@@ -23,12 +27,15 @@ public final class PolledDriver: SensorDriver {
 
     public init(
         accelerometer: Accelerometer, context: any IIOContextHandle, rate: Double, logger: Logger,
-        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds
+        monotonic: @escaping @Sendable () -> Double = SensorSource.monotonicSeconds,
+        asleep: @escaping @Sendable () -> Double = BufferedDriver.secondsAsleep
     ) {
         self.accelerometer = accelerometer
         self.context = context
         self.interval = 1 / max(1, rate)
         self.monotonic = monotonic
+        self.asleep = asleep
+        asleepAtPoll = asleep()
         self.logger = logger
         self.nextPoll = monotonic()
         summary = "polled, in_accel_{x,y,z}_raw every \(DecimalText.format((interval * 10000).rounded() / 10)) ms"
@@ -50,7 +57,14 @@ public final class PolledDriver: SensorDriver {
             failingSince = nil
             guard let x, let y, let z, time > lastTime else { return .nothing }
             lastTime = time
-            return .samples([Sample(time: time, acceleration: accelerometer.scaling.apply(x: x, y: y, z: z))])
+            let sample = Sample(time: time, acceleration: accelerometer.scaling.apply(x: x, y: y, z: z))
+            if sleptSinceLastPoll() {
+                // The samples are timed on the monotonic clock, which stops while the system sleeps: the way into
+                // and out of a short suspend can take less of it than the detector's largest gap, and a shake
+                // would go on across the sleep. The stream breaks before this sample, as a buffer's does.
+                return .broken(before: [], reason: BufferedDriver.sleptReason, after: [sample])
+            }
+            return .samples([sample])
         } catch {
             if error.isDeviceGone { throw .failed(error) }
             let since = failingSince ?? time
@@ -58,6 +72,20 @@ public final class PolledDriver: SensorDriver {
             if time - since >= Self.failureLimit { throw .failed(error) }
             return .nothing
         }
+    }
+
+    /// Whether the system slept since the last poll (logged).
+    private func sleptSinceLastPoll() -> Bool {
+        let now = asleep()
+        let slept = now - asleepAtPoll
+        asleepAtPoll = now
+        guard slept >= BufferSilence.sleepThreshold else { return false }
+        logger.info(
+            "the system slept; the sensor's stream starts again",
+            metadata: [
+                "device": "\(accelerometer.id)", "seconds": "\(DecimalText.format((slept * 10).rounded() / 10))",
+            ])
+        return true
     }
 
     /// Reads a raw attribute; nil when it is not a whole number (a value caught mid-update).

@@ -67,7 +67,12 @@ public final class SensorSource {
     public var findSuspects: () -> [DeviceHolders.Holder] = { DeviceHolders.running(DeviceHolders.knownUsers) }
     /// Whether nobody holds a device node (`/dev/iio:deviceN`) now.
     public var nodeIsFree: (String) -> Bool = { DeviceHolders.nodeIsFree($0) }
+    /// Called with each wait, seconds, before another try at a context that could not be had where the devices
+    /// cannot be watched (a remote one).
+    public var willRetryContext: (Double) -> Void = { _ in }
     private var backoff = RetryBackoff()
+    /// The waits between tries at a remote context: from the rescan interval, doubling, to the retry interval.
+    private var contextBackoff: RetryBackoff
     private var permissions: PermissionRetry
 
     private let backend: any IIOBackend
@@ -83,6 +88,9 @@ public final class SensorSource {
         self.backend = backend.logging(to: logger)
         self.configuration = configuration
         permissions = PermissionRetry(first: configuration.permissionRetryFirst)
+        contextBackoff = RetryBackoff(
+            first: Self.seconds(configuration.rescanInterval),
+            maximum: max(Self.seconds(configuration.rescanInterval), Self.seconds(configuration.retryInterval)))
         self.logger = logger
         self.monotonic = monotonic
     }
@@ -121,9 +129,21 @@ public final class SensorSource {
                 } else if isNewNotice("cannot open the IIO context (\(error)); waiting for a sensor", report) {
                     logger.error("cannot open the IIO context; waiting for a sensor", metadata: ["error": "\(error)"])
                 }
-                if waitForChange(from: fingerprint, wakeup: wakeup) { return }
+                if fingerprint == nil {
+                    // A remote context (iiod) whose devices cannot be watched: the network link, the machine
+                    // behind it or iiod is down. Tried again after a wait that doubles (each try over a dead
+                    // link costs a connection and libiio's own 5 s timeout), up to the retry interval.
+                    let wait = contextBackoff.next()
+                    logger.debug(
+                        "connecting to the IIO context again", metadata: ["seconds": "\(DecimalText.format(wait))"])
+                    willRetryContext(wait)
+                    if wakeup.sleep(for: .microseconds(Int64((wait * 1e6).rounded()))) { return }
+                } else if waitForChange(from: fingerprint, wakeup: wakeup) {
+                    return
+                }
                 continue
             }
+            contextBackoff.reset()
             permissions.present(Set(context.devices.map(\.id)))
             let accelerometers = AccelerometerDiscovery.discover(in: context, logger: logger)
             guard let selection = DeviceSelection.choose(from: accelerometers, request: configuration.request) else {
@@ -155,8 +175,8 @@ public final class SensorSource {
             switch outcome {
             case .stopped:
                 return
-            case .broke(let reason, let delivered):
-                report(.broke(reason: reason))
+            case .broke(let reason, let delivered, let reported):
+                if !reported { report(.broke(reason: reason)) }
                 // A sensor that fails before delivering anything is not retried at once: wait for the devices
                 // to change, or for the retry interval.
                 let stopped =
@@ -178,8 +198,9 @@ public final class SensorSource {
 
     private enum CaptureOutcome {
         case stopped
-        /// The sensor vanished or failed (after delivering samples, or not): wait before looking again.
-        case broke(String, delivered: Bool)
+        /// The sensor vanished or failed (after delivering samples, or not): wait before looking again. `reported`:
+        /// the break was reported already.
+        case broke(String, delivered: Bool, reported: Bool = false)
         /// Another sensor should be used: look again at once.
         case restart(String)
         /// The sensor is held by another program: try again after a back-off.
@@ -319,11 +340,14 @@ public final class SensorSource {
                     }
                     continue
                 case .failed(let error):
-                    driver.stop()
                     logger.error(
                         "the sensor failed or vanished; waiting for a sensor",
                         metadata: ["sensor": "\(accelerometer.displayName)", "error": "\(error)"])
-                    return .broke("the sensor failed or vanished", delivered: delivered)
+                    // The stream ends at the failed read, before the driver stops: stopping a buffer read through
+                    // iiod whose link failed waits for iiod's answer, up to the context's timeout (RemoteRead).
+                    report(.broke(reason: "the sensor failed or vanished"))
+                    driver.stop()
+                    return .broke("the sensor failed or vanished", delivered: delivered, reported: true)
                 }
             }
             switch read {

@@ -4,11 +4,47 @@ import IIOModel
 import IIOSensor
 import ShakeDetection
 import ShakeTestSupport
+import Synchronization
 import Testing
 
 /// The capture loop against a simulated IIO world: buffered and polled capture, sensors appearing, vanishing
 /// mid-shake and returning, and a silent buffer.
 struct SensorSourceTests {
+    /// A remote context (iiod) that cannot be had: its devices cannot be watched, and the connection is refused.
+    final class UnreachableBackend: IIOBackend {
+        let tries = Mutex(0)
+        func makeContext() throws(IIOError) -> any IIOContextHandle {
+            tries.withLock { $0 += 1 }
+            throw IIOError(code: 111, operation: "creating the IIO context ip:sensor", reason: "Connection refused")
+        }
+        func devicesFingerprint() -> String? { nil }
+    }
+
+    /// The network link to iiod, the machine behind it or iiod is down: each try costs a connection (over a dead
+    /// link, libiio's 5 s timeout), so the tries come further and further apart, from the rescan interval to the
+    /// retry interval, instead of every rescan interval.
+    @Test func anUnreachableRemoteContextIsTriedWithBackOff() {
+        let backend = UnreachableBackend()
+        let source = SensorSource(
+            backend: backend,
+            configuration: .init(rescanInterval: .milliseconds(1), retryInterval: .milliseconds(5), pacedReads: false),
+            logger: quietLogger)
+        let wakeup = Wakeup()
+        var waits: [Double] = []
+        source.willRetryContext = { wait in
+            waits.append(wait)
+            if waits.count == 5 { wakeup.signal() }
+        }
+        var waiting: [String] = []
+        source.run(wakeup: wakeup) { event in
+            if case .waiting(let reason) = event { waiting.append(reason) }
+        }
+        #expect(waits == [0.001, 0.002, 0.004, 0.005, 0.005])
+        #expect(backend.tries.withLock { $0 } == 5)
+        // Said once, not at every try.
+        #expect(waiting.count == 1)
+    }
+
     func source(_ world: FakeWorld, request: DeviceRequest = .automatic) -> SensorSource {
         SensorSource(
             backend: FakeBackend(world: world),
@@ -137,6 +173,34 @@ struct SensorSourceTests {
         #expect(result.breaks == 1)
         #expect(result.samples.count == cut + trace.count)
         #expect(outline(result.events) == ["began", "cancelled(interrupted)", "began", "ended"])
+    }
+
+    /// A read that fails ends the stream before the buffer is stopped, not after: stopping a buffer read through
+    /// iiod whose network link failed waits for iiod's answer (up to the context's timeout), and a shake in
+    /// progress must be cancelled at the failed read. The break is reported once.
+    @Test func aFailedReadBreaksTheStreamBeforeTheBufferIsStopped() {
+        let world = FakeWorld()
+        var device = FakeWorld.Device.accelerometer(number: 0)
+        device.reads = FakeScans.reads(
+            synthesize {
+                $0.motion = .none; $0.before = 0.5; $0.after = 0
+            })
+        device.vanishWhenDrained = true
+        world.add(device)
+        let source = source(world)
+        let wakeup = Wakeup()
+        var reports: [String] = []
+        source.run(wakeup: wakeup) { event in
+            switch event {
+            case .broke:
+                reports.append(world.state.withLock { $0.enabled.contains("iio:device0") } ? "broke (open)" : "broke")
+            case .stopped:
+                reports.append("stopped")
+                wakeup.signal()
+            default: break
+            }
+        }
+        #expect(reports == ["broke (open)", "stopped"])
     }
 
     @Test func aSilentBufferFallsBackToPolling() {

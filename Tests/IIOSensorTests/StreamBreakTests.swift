@@ -153,6 +153,42 @@ struct StreamBreakTests {
         #expect(after.count == 20)
     }
 
+    /// A sensor polled across a suspend to RAM: its samples are timed on the monotonic clock, which stops while
+    /// the system sleeps, so the way into and out of a short sleep can take less of it than the detector's
+    /// largest gap. The stream breaks before the first sample after the sleep, as a buffer's does.
+    @Test func aPolledStreamBreaksAcrossASleep() throws {
+        let world = world(.accelerometer(number: 0))
+        let sleeps = Sleeps()
+        let context = try FakeBackend(world: world).makeContext()
+        let accelerometer = AccelerometerDiscovery.discover(in: context, logger: quietLogger)[0]
+        let driver = PolledDriver(
+            accelerometer: accelerometer, context: context, rate: 100, logger: quietLogger, monotonic: world.clock,
+            asleep: sleeps.clock)
+        guard case .samples(let first) = try driver.next(wakeup: Wakeup()) else {
+            Issue.record("no sample")
+            return
+        }
+        world.advance(0.01)
+        #expect(try driver.next(wakeup: Wakeup()) != .nothing)
+        // A sleep of 30 s that took 0.1 s of the monotonic clock, less than the detector's max_gap (0.5 s).
+        sleeps.sleep(30)
+        world.advance(0.1)
+        guard case .broken(let before, let reason, let after) = try driver.next(wakeup: Wakeup()) else {
+            Issue.record("no break across the sleep")
+            return
+        }
+        #expect(before.isEmpty)
+        #expect(reason == "the system slept")
+        #expect(after.count == 1)
+        #expect(after[0].time - first[0].time < 0.5)
+        // The stream goes on after it.
+        world.advance(0.01)
+        guard case .samples = try driver.next(wakeup: Wakeup()) else {
+            Issue.record("no sample after the break")
+            return
+        }
+    }
+
     /// A buffer read through iiod (libiio's network backend) cannot be polled and has no non-blocking mode: the
     /// driver reads it with blocking reads instead of failing on the wait.
     @Test func aRemoteBufferIsReadWithBlockingReads() throws {

@@ -184,10 +184,8 @@ key() {
     report
 }
 
-# kxcjk-1013 on i2c-stub, polled, playing trace $1.
-kxcjk() {
-    trace=$1
-    say "$name begin $(uptime_s)"
+# Binds kxcjk-1013 on i2c-stub: sets $bus (the stub's I2C bus) and $dev (the IIO device's sysfs directory).
+kxcjk_bind() {
     modprobe i2c-stub chip_addr=0x0e && modprobe i2c-dev && modprobe kxcjk-1013 || say "$name info modprobe_failed"
     bus=
     for b in /sys/bus/i2c/devices/i2c-*; do
@@ -195,7 +193,14 @@ kxcjk() {
     done
     /bin/i2c-accel --bus "$bus" --init
     echo kxcjk1013 0x0e >/sys/bus/i2c/devices/i2c-$bus/new_device
-    dev=$(find_device kxcjk1013 10) || say "$name info no_device"
+    dev=$(find_device kxcjk1013 10)
+}
+
+# kxcjk-1013 on i2c-stub, polled, playing trace $1.
+kxcjk() {
+    trace=$1
+    say "$name begin $(uptime_s)"
+    kxcjk_bind || say "$name info no_device"
     # The driver starts the chip at ±4 g; set to ±2 g here (as other chips boot), which the trace's 3.9 g turns
     # exceed: the daemon (sensor.range: auto) sets ±4 g while it captures and puts ±2 g back when it stops. The
     # feeder writes counts of the scale in force.
@@ -218,7 +223,7 @@ kxcjk() {
 
 # Waits until the feeder is $1 seconds into its trace: its start plus the gaps it went on after (--pause-idle).
 wait_trace() {
-    target=$(awk -v at="$1" '/uhid-accel: start/ { s = $3 } /uhid-accel: resumed/ { s += $4 } END { printf "%.3f", s + at }' /tmp/$name.feeder)
+    target=$(awk -v at="$1" '/-accel: start/ { s = $3 } /-accel: resumed/ { s += $4 } END { printf "%.3f", s + at }' /tmp/$name.feeder)
     left=$(awk -v t="$target" -v n="$(mono)" 'BEGIN { d = t - n; printf "%.3f", (d > 0 ? d : 0) }')
     sleep "$left"
 }
@@ -231,7 +236,7 @@ suspend_guest() {
     m0=$(mono) b0=$(uptime_s)
     echo mem >/sys/power/state || say "$name info suspend_failed_$1=1"
     m1=$(mono) b1=$(uptime_s)
-    say "$name info slept_$1=$(awk -v a="$b0" -v b="$b1" -v c="$m0" -v d="$m1" 'BEGIN { printf "%.2f:%.2f", b - a, d - c }')"
+    say "$name info slept_$1=$(awk -v a="$b0" -v b="$b1" -v c="$m0" -v d="$m1" 'BEGIN { printf "%.2f:%.2f", b - a, d - c }') asleep_$1=$m0:$m1"
 }
 
 # A HID accelerometer playing trace $1 with --pause-idle under a daemon with a subscriber (shakectl listen on its
@@ -249,6 +254,8 @@ suspend_scenario() {
     wait_line /tmp/$name.log "listening" 30 || say "$name info capture_timeout"
     /usr/bin/shakectl listen --json --socket /run/shaked.sock >/tmp/$name.listen 2>&1 &
     lpid=$!
+    # (a loaded guest can take seconds to start shakectl: the subscriber must be there before the first shake)
+    wait_line /tmp/$name.listen "connected" 30 || say "$name info listen_timeout"
     wait_line /tmp/$name.feeder "uhid-accel: start" 60 || say "$name info feeder_timeout"
     wait_trace 0.5
     suspend_guest idle 2
@@ -267,11 +274,47 @@ suspend_scenario() {
     report
 }
 
+# The same two sleeps under polled capture: a kxcjk-1013 on i2c-stub playing trace $1 under a daemon with a
+# subscriber. Without the HID sensor hub, whose power requests wait for the frozen feeder, a sleep takes well under
+# a second of the monotonic clock, less than the detector's max_gap: only the daemon's own look at the boot-time
+# clock breaks the stream. (Not beside the HID sensor in one scenario: the second daemon's load on the emulated
+# guest moved the HID sensor's samples past what its checks allow.)
+suspend_polled_scenario() {
+    say "$name begin $(uptime_s)"
+    [ -w /sys/power/mem_sleep ] && echo deep >/sys/power/mem_sleep 2>/dev/null
+    kxcjk_bind || say "$name info no_device"
+    /usr/bin/shaked --socket /run/shaked.sock --print-events --log-level debug >/tmp/$name.events 2>/tmp/$name.log &
+    dpid=$!
+    wait_line /tmp/$name.log "capturing from" 30 || say "$name info capture_timeout"
+    /usr/bin/shakectl listen --json --socket /run/shaked.sock >/tmp/$name.listen 2>&1 &
+    lpid=$!
+    wait_line /tmp/$name.listen "connected" 30 || say "$name info listen_timeout"
+    /bin/i2c-accel --bus "$bus" --scale "$(cat $dev/in_accel_scale)" /traces/$1 >/tmp/$name.feeder 2>&1 &
+    ipid=$!
+    wait_line /tmp/$name.feeder "i2c-accel: start" 60 || say "$name info feeder_timeout"
+    wait_trace 0.5
+    suspend_guest idle 2
+    sleep 1
+    wait_trace 5.6
+    suspend_guest shaking 2
+    wait $ipid
+    sleep 1
+    kill $lpid 2>/dev/null
+    wait $lpid 2>/dev/null
+    stop_daemon
+    echo 0x0e >/sys/bus/i2c/devices/i2c-$bus/delete_device || say "$name info delete_failed"
+    while IFS= read -r line; do say "$name listen $line"; done </tmp/$name.listen
+    report
+}
+
 # A HID accelerometer served over the network by Debian's iiod (libiio 0.24), and the daemon on the HOST reading
 # it (--source iio:ip:127.0.0.1:PORT, QEMU's user networking forwarding a loopback port of the host to iiod's
 # 30431): the host's agent starts and stops the daemon when asked on the console, measures it and adds its
 # events and log to the report. $1: the trace; $vanish: the sensor vanishes 2.4 s into the trace and returns 3 s
-# later, iiod going away and coming back with it (iiod 0.24 has no hotplug).
+# later, iiod going away and coming back with it (iiod 0.24 has no hotplug); $link: the network link fails for
+# while iiod keeps running (the host's agent takes QEMU's link down and up): for 3 s 0.7 s into the first shake
+# of link.csv, and for 6 s while the device lies still between the second and the third (long enough for the
+# daemon to try to connect again while it is down).
 iiod_scenario() {
     trace=$1
     say "$name begin $(uptime_s)"
@@ -305,6 +348,17 @@ iiod_scenario() {
         /usr/sbin/iiod >>/tmp/$name.iiod 2>&1 &
         ipid=$!
         say "$name info iiod_started=$(uptime_s)"
+    elif [ -n "$link" ]; then
+        # (link.csv: shakes from 1.5 to 2.7 s, 18.7 to 19.9 s and 35.9 to 37.1 s)
+        wait_trace 2.2
+        say "$name host link off"
+        sleep 3
+        say "$name host link on"
+        wait_trace 21.0
+        say "$name host link off"
+        say "$name host measure 5"
+        sleep 6
+        say "$name host link on"
     else
         sleep 2
         say "$name host measure 5"
@@ -319,7 +373,7 @@ iiod_scenario() {
     : >/tmp/$name.log
     while IFS= read -r line; do say "$name iiod $line"; done </tmp/$name.iiod
     report
-    vanish=
+    vanish= link=
 }
 
 for name in $(echo "$scenarios" | tr , ' '); do
@@ -338,8 +392,10 @@ for name in $(echo "$scenarios" | tr , ' '); do
     kxcjk) kxcjk shake-horizontal-100hz.csv ;;
     key) key shakes3.csv ;;
     suspend) suspend_scenario shakes3.csv ;;
+    suspend-polled) suspend_polled_scenario shakes3.csv ;;
     iiod) iiod_scenario shakes3.csv ;;
     iiod-vanish) vanish=1 iiod_scenario shake-horizontal-100hz.csv ;;
+    iiod-link) link=1 iiod_scenario link.csv ;;
     probe) ;; # boots and powers off: does this accelerator run the kernel?
     *) say "$name unknown" ;;
     esac

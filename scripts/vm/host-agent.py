@@ -7,7 +7,10 @@ Follows the guest's serial console (a file QEMU writes) and acts on the guest's 
 - wake-after S: waits until QEMU's monitor says the guest is suspended, then S seconds, then system_wakeup;
 - start-daemon: starts shaked on the host against the guest's iiod (--source iio:ip:127.0.0.1:PORT);
 - measure S: the host daemon's context switches (all threads) and CPU time over S seconds;
-- stop-daemon: stops it (SIGTERM).
+- stop-daemon: stops it (SIGTERM);
+- link off|on: takes the guest's network link down or up (the monitor's set_link on the user netdev: both its
+  ends, the guest's NIC losing its carrier), the way a Wi-Fi link fails under a connected client while iiod keeps
+  running; when the daemon stops, the times from each link change to its next event and capture line follow.
 What it saw and did goes to --out as report lines ("@@ NAME event ...", "@@ NAME log ...", "@@ NAME info ..."),
 which vm-test.sh adds to the serial log for scripts/vm/check.py. The guest's "@@ NAME clock MONO" lines (its
 CLOCK_MONOTONIC) place the daemon's events, stamped on the guest's clock, on the host's: the smallest difference
@@ -28,6 +31,13 @@ import time
 REQUEST = "@@ "
 
 
+def is_shake(line):
+    try:
+        return json.loads(line).get("event") == "shake"
+    except (ValueError, AttributeError):
+        return False
+
+
 class Agent:
     def __init__(self, args):
         self.args = args
@@ -35,6 +45,7 @@ class Agent:
         self.lock = threading.Lock()
         self.daemons = {}  # scenario -> (process, [(host time, line)], stderr path)
         self.offsets = {}  # scenario -> smallest (host time - guest time)
+        self.links = {}  # scenario -> [(host time, "off" or "on")]
 
     def report(self, name, kind, text):
         with self.lock:
@@ -77,19 +88,20 @@ class Agent:
         self.monitor("system_wakeup")
 
     def start_daemon(self, name):
-        events, log = "%s/%s.events" % (self.args.work, name), "%s/%s.log" % (self.args.work, name)
         command = [self.args.shaked, "--source", "iio:ip:127.0.0.1:%d" % self.args.port, "--print-events",
                    "--no-socket", "--log-level", "debug", "--config", self.args.config]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, bufsize=1)
-        lines = []
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        lines, logged = [], []
 
-        def follow():
-            for line in process.stdout:
-                lines.append((time.monotonic(), line.rstrip("\n")))
+        def follow(stream, into):
+            for line in stream:
+                into.append((time.monotonic(), line.rstrip("\n")))
 
-        reader = threading.Thread(target=follow, daemon=True)
-        reader.start()
-        self.daemons[name] = (process, lines, log, reader)
+        readers = [threading.Thread(target=follow, args=(process.stdout, lines), daemon=True),
+                   threading.Thread(target=follow, args=(process.stderr, logged), daemon=True)]
+        for reader in readers:
+            reader.start()
+        self.daemons[name] = (process, lines, logged, readers)
         self.report(name, "info", "host_daemon=%d" % process.pid)
 
     def measure(self, name, seconds):
@@ -128,14 +140,17 @@ class Agent:
         entry = self.daemons.pop(name, None)
         if entry is None:
             return
-        process, lines, log, reader = entry
+        process, lines, logged, readers = entry
         process.send_signal(signal.SIGTERM)
+        stopping = time.monotonic()
         try:
             status = process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
             status = process.wait()
-        reader.join(timeout=5)
+        self.report(name, "info", "stop_seconds=%.2f" % (time.monotonic() - stopping))
+        for reader in readers:
+            reader.join(timeout=5)
         offset = self.offsets.get(name)
         delays = []
         for at, line in lines:
@@ -146,14 +161,37 @@ class Agent:
                 continue
             if offset is not None and event.get("event") == "shake" and "time" in event:
                 delays.append(at - offset - event["time"])
-        with open(log, errors="replace") as f:
-            for line in f:
-                self.report(name, "log", line.rstrip("\n"))
+        with open("%s/%s.log" % (self.args.work, name), "w") as f:
+            for _, line in logged:
+                f.write(line + "\n")
+                self.report(name, "log", line)
         self.report(name, "info", "daemon_exit=%d" % status)
+        self.link_report(name, lines, logged)
         if delays:
             delays.sort()
             self.report(name, "info", "delay_n=%d delay_p50_ms=%.0f delay_max_ms=%.0f delay_min_ms=%.0f" % (
                 len(delays), statistics.median(delays) * 1000, delays[-1] * 1000, delays[0] * 1000))
+
+    def link(self, name, state):
+        self.monitor("set_link net0 %s" % state)
+        self.links.setdefault(name, []).append((time.monotonic(), state))
+
+    def link_report(self, name, lines, logged):
+        """For each link change: seconds to the daemon's next event (after "off": the shake it cut), to its next
+        failed read (after "off") and to its next capture (after "on")."""
+        counts = {"off": 0, "on": 0}
+        for at, state in self.links.pop(name, []):
+            number = counts[state]
+            counts[state] += 1
+            def first(items, test):
+                return next(("%.2f" % (t - at) for t, line in items if t >= at and test(line)), "none")
+            if state == "off":
+                self.report(name, "info", "link_off_%d_event=%s link_off_%d_failed=%s" % (
+                    number, first(lines, is_shake), number,
+                    first(logged, lambda line: "the sensor failed or vanished" in line)))
+            else:
+                self.report(name, "info", "link_on_%d_capturing=%s" % (
+                    number, first(logged, lambda line: "capturing from the sensor" in line)))
 
     def handle(self, line, read_at):
         words = line[len(REQUEST):].split()
@@ -176,6 +214,8 @@ class Agent:
             self.start_daemon(name)
         elif action == "measure":
             threading.Thread(target=self.measure, args=(name, float(argument or 5)), daemon=True).start()
+        elif action == "link" and argument in ("on", "off"):
+            self.link(name, argument)
         elif action == "stop-daemon":
             threading.Thread(target=self.stop_daemon, args=(name,), daemon=True).start()
 

@@ -20,7 +20,7 @@ timeout_s=${VM_TIMEOUT:-900}
 busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walking,vanish,no-sensor,irregular,clock-step,clock-mapped,kxcjk,key"
 # Scenarios with a part on the host (scripts/vm/host-agent.py): a suspend to RAM woken by QEMU's monitor, and
 # the daemon on the host reading the guest's sensor through iiod.
-host_scenarios="suspend,iiod,iiod-vanish"
+host_scenarios="suspend,suspend-polled,iiod,iiod-vanish,iiod-link"
 busybox_scenarios="$busybox_scenarios,$host_scenarios"
 all_scenarios="$busybox_scenarios,systemd,relay"
 # The package scenario installs the Debian package make deb built (VM_DEB, default .build-deb/out): part of "all"
@@ -101,6 +101,8 @@ traces=$cache/traces
 rm -rf "$traces" && mkdir -p "$traces"
 cp "$root"/Tests/Fixtures/*.csv "$traces/"
 "$bin/shakectl" synth --repeat 3 --pause 2 --duration 1.2 --before 1.5 --after 1.5 --seed 7 --out "$traces/shakes3.csv"
+# The iiod-link scenario's: three shakes 16 s apart, room for the link to fail and return between them.
+"$bin/shakectl" synth --repeat 3 --pause 16 --duration 1.2 --before 1.5 --after 1.5 --seed 7 --out "$traces/link.csv"
 # The relay scenario's: the device turned through its four orientations, then the three shakes.
 python3 "$root/scripts/vm/orientation-trace.py" "$traces/shakes3.csv" >"$traces/relay.csv"
 
