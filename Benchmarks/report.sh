@@ -65,8 +65,9 @@ if m:
     # 137. The aim was two thirds of 196.8: 130.1 in the sixth session, with the check every sample passes made
     # one comparison. The bound is now the aim. 130.8 with the near-miss view's decision; 134.6 with a stroke's
     # time and impulse counted in samples at the stream's mean interval and a sample's weight in the duty bounded
-    # (late-stamped and bursty delivery): the bound is 135.
-    table.append(("Detector instructions per sample (callgrind)", m.group(1), "<= 135"))
+    # (late-stamped and bursty delivery): the bound was 135. 139.7 with the mean square of the motion followed on
+    # every armed sample (no `began` at once on a brisk stroke amid hard motion: exercise): the bound is 140.
+    table.append(("Detector instructions per sample (callgrind)", m.group(1), "<= 140"))
 for n in (1, 100, 1000):
     # The physical limit measured in the same run: a plain loop writing the same line to n connected sockets.
     base = f"plain write to {n} sockets (baseline)"

@@ -94,7 +94,7 @@ public struct ShakeDetector: Sendable {
     /// - a first stroke that points down, or is nearly level (one that points up within about 27 degrees of
     ///   level: the square of the cosine of its angle to up at most this), and is brisker still: it gave the
     ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
-    ///   without leaning first (`maxLean`);
+    ///   without leaning first (`maxLean`) and not amid hard motion (`maxBusySquared`);
     /// - or a counted reversal neither of whose strokes points up more steeply than that.
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
     /// test if it ended now; if it is cancelled before, nothing at all is reported.
@@ -107,6 +107,15 @@ public struct ShakeDetector: Sendable {
     /// second; a body lying down turns the device steadily, the gravity estimate lags behind by about 1 g for
     /// a third of a second and more, and the jolt that ends the turn rides on that lean.
     static let maxLean = 0.25
+    /// ...and the device was not already moving hard: the mean square of the gravity-free acceleration, averaged
+    /// with time constant `busyTimeConstant` over the samples while armed, was at most this, m²/s⁴ (9 m/s² RMS), on
+    /// the last sample before the lean. A hand sets off into a shake from holding the device (the recorded shakes:
+    /// under 5 m/s² RMS in the second before, 8 for a phone already being shaken); lifting a weight or doing
+    /// jumping jacks with the device in the hand or a pocket keeps it moving at 9 to 18 m/s² RMS between the
+    /// strokes, and its next brisk stroke is one more of them. A stroke after such motion is followed silently, as
+    /// any other, and reported once a counted reversal shows a hand.
+    static let maxBusySquared = 9.0 * 9.0
+    static let busyTimeConstant = 1.0
 
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
@@ -305,6 +314,12 @@ public struct ShakeDetector: Sendable {
     /// stroke, and how long it had when the first stroke of the chain began (`maxLean`).
     private var lean = 0.0
     private var leanBeforeStroke = 0.0
+    /// The mean square, m²/s⁴, of the gravity-free acceleration (time constant `busyTimeConstant`), what it was on
+    /// the last sample under half the threshold while armed, and what that was when the chain's first stroke began
+    /// (`maxBusySquared`).
+    private var busy = 0.0
+    private var busyBeforeLean = 0.0
+    private var busyBeforeStroke = 0.0
     /// Counted reversals neither of whose strokes pointed up: evidence of a hand, not of the body's jolts.
     private var levelReversals = 0
     /// Whether the stroke closed by the last good reversal pointed up.
@@ -400,11 +415,17 @@ public struct ShakeDetector: Sendable {
 
         switch mode {
         case .armed:
+            busy += (linear.lengthSquared - busy) * min(1, gap * (1 / Self.busyTimeConstant))
             // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
             // (limiting free fall never lengthens the vector).
             guard hasStroke || linear.lengthSquared > thresholdSquared else {
                 // How long the device has leant (see `maxLean`).
-                if linear.lengthSquared > dutySquared { lean += gap } else { lean = 0 }
+                if linear.lengthSquared > dutySquared {
+                    lean += gap
+                } else {
+                    lean = 0
+                    busyBeforeLean = busy
+                }
                 return nil
             }
             let dt = step(at: time)
@@ -433,7 +454,7 @@ public struct ShakeDetector: Sendable {
             guard
                 levelReversals > 0
                     || (goodReversals == 0 && strokeAge(dt) <= max(briskStroke, 3 * dt) && isNearlyLevel
-                        && leanBeforeStroke <= Self.maxLean)
+                        && leanBeforeStroke <= Self.maxLean && busyBeforeStroke <= Self.maxBusySquared)
             else { return nil }
             return report(at: time)
 
@@ -580,6 +601,8 @@ public struct ShakeDetector: Sendable {
         streamStart = sample.time
         streamStartSample = counters.samples
         gravity = sample.acceleration
+        busy = 0
+        busyBeforeLean = 0
         fastAverage = sample.acceleration
         lastAcceleration = sample.acceleration
         lastMotion = sample.time
@@ -667,6 +690,7 @@ public struct ShakeDetector: Sendable {
             resetStrokes()
             startStroke(stroke, length, at: time)
             leanBeforeStroke = leaning
+            busyBeforeStroke = busyBeforeLean
             return
         }
         guard along < -settings.threshold else {

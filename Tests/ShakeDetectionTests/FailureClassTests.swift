@@ -188,6 +188,32 @@ struct FailureClassTests {
         #expect(events.isEmpty, "\(outline(events))")
     }
 
+    /// Exercise with the device in the hand or a pocket (lifting, rowing, jumping) keeps it moving hard between the
+    /// strokes, and the next brisk stroke is one more of them. Three seconds of motion across gravity at about 10
+    /// m/s² RMS, never past the threshold, then a brisk push and its soft stop: nothing is reported (before, a
+    /// `began` and a `cancelled`). The same push and stop from rest reports `began` during the push, as before.
+    @Test func aBriskStrokeDuringExerciseReportsNothing() {
+        func trace(busy: Bool) -> [Sample] {
+            (0..<500).map { index in
+                let time = Double(index) / 100
+                var x = 0.0
+                var y = 0.0
+                if busy, time < 3.5 {
+                    // Nearly a square wave of 10.5 m/s², through zero quickly six times a second.
+                    y = 10.5 * min(1, max(-1, 3 * sin(2 * .pi * 3 * time)))
+                }
+                if time >= 3.5 && time < 3.7 { x = 25 * sin(.pi * (time - 3.5) / 0.2) }
+                // A stop as long and soft as a hand's after a lift or a pull (under the threshold).
+                if time >= 3.7 && time < 4.2 { x = -10 * sin(.pi * (time - 3.7) / 0.5) }
+                return Sample(time: time, x: x, y: y, z: 9.81)
+            }
+        }
+        let fromRest = detect(trace(busy: false))
+        #expect(outline(fromRest).first == "began", "\(outline(fromRest))")
+        let duringExercise = detect(trace(busy: true))
+        #expect(duringExercise.isEmpty, "\(outline(duringExercise))")
+    }
+
     /// A shake that starts with a brisk stroke across gravity still reports `began` during that first stroke.
     @Test func aBriskSidewaysShakeBeginsOnItsFirstStroke() {
         let shake = strokeTrace(
