@@ -94,7 +94,8 @@ public struct ShakeDetector: Sendable {
     /// - a first stroke that points down, or is nearly level (one that points up within about 27 degrees of
     ///   level: the square of the cosine of its angle to up at most this), and is brisker still: it gave the
     ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
-    ///   without leaning first (`maxLean`) and not amid hard motion (`maxBusySquared`);
+    ///   without leaning first (`maxLean`), not amid hard motion (`maxBusySquared`) and not soon after a motion
+    ///   that was not a shake (`retryTime`);
     /// - or a counted reversal neither of whose strokes points up more steeply than that.
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
     /// test if it ended now; if it is cancelled before, nothing at all is reported.
@@ -116,6 +117,11 @@ public struct ShakeDetector: Sendable {
     /// any other, and reported once a counted reversal shows a hand.
     static let maxBusySquared = 9.0 * 9.0
     static let busyTimeConstant = 1.0
+    /// ...nor within this many seconds of a motion decided not to be a shake (reported or not). Exercise repeats
+    /// its one-way stroke every one to three seconds (a pull of the oars, a lift of the weight), each decided
+    /// `too_few_reversals`; a hand that tries again after a motion that was not a shake is reported at its first
+    /// counted reversal instead.
+    static let retryTime = 2.0
 
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
@@ -320,6 +326,8 @@ public struct ShakeDetector: Sendable {
     private var busy = 0.0
     private var busyBeforeLean = 0.0
     private var busyBeforeStroke = 0.0
+    /// When the last motion decided not to be a shake was decided (`retryTime`).
+    private var lastNotAShake = -Double.infinity
     /// Counted reversals neither of whose strokes pointed up: evidence of a hand, not of the body's jolts.
     private var levelReversals = 0
     /// Whether the stroke closed by the last good reversal pointed up.
@@ -454,7 +462,8 @@ public struct ShakeDetector: Sendable {
             guard
                 levelReversals > 0
                     || (goodReversals == 0 && strokeAge(dt) <= max(briskStroke, 3 * dt) && isNearlyLevel
-                        && leanBeforeStroke <= Self.maxLean && busyBeforeStroke <= Self.maxBusySquared)
+                        && leanBeforeStroke <= Self.maxLean && busyBeforeStroke <= Self.maxBusySquared
+                        && time - lastNotAShake > Self.retryTime)
             else { return nil }
             return report(at: time)
 
@@ -603,6 +612,7 @@ public struct ShakeDetector: Sendable {
         gravity = sample.acceleration
         busy = 0
         busyBeforeLean = 0
+        lastNotAShake = -.infinity
         fastAverage = sample.acceleration
         lastAcceleration = sample.acceleration
         lastMotion = sample.time
@@ -807,6 +817,8 @@ public struct ShakeDetector: Sendable {
         at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil, then next: Mode
     ) -> ShakeEvent? {
         if case .shaking(let began) = mode {
+            // Not a shake, whatever the reason (`retryTime`).
+            lastNotAShake = time
             if reason == .tooLong {
                 decide(
                     at: time, isShake: false,

@@ -214,6 +214,23 @@ struct FailureClassTests {
         #expect(duringExercise.isEmpty, "\(outline(duringExercise))")
     }
 
+    /// Rowing or lifting with the device in the hand repeats a one-way stroke every two seconds or so: a brisk pull
+    /// and a soft stop, each decided `too_few_reversals`. Three of them report one `began` (and its `cancelled`):
+    /// the first; before, each reported its own.
+    @Test func aRepeatedOneWayStrokeReportsOnce() {
+        let samples = (0..<800).map { index in
+            let time = Double(index) / 100
+            var x = 0.0
+            for start in [1.5, 3.7, 5.9] {
+                if time >= start && time < start + 0.2 { x = 25 * sin(.pi * (time - start) / 0.2) }
+                if time >= start + 0.2 && time < start + 0.7 { x = -10 * sin(.pi * (time - start - 0.2) / 0.5) }
+            }
+            return Sample(time: time, x: x, y: 0, z: 9.81)
+        }
+        let events = detect(samples)
+        #expect(outline(events) == ["began", "cancelled(not_a_shake)"])
+    }
+
     /// A shake that starts with a brisk stroke across gravity still reports `began` during that first stroke.
     @Test func aBriskSidewaysShakeBeginsOnItsFirstStroke() {
         let shake = strokeTrace(
