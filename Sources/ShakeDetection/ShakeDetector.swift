@@ -108,7 +108,8 @@ public struct ShakeDetector: Sendable {
     /// - a first stroke that points down, or is nearly level (one that points up within about 27 degrees of
     ///   level: the square of the cosine of its angle to up at most this), and is brisker still: it gave the
     ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
-    ///   without leaning first (`maxLean`);
+    ///   without leaning first (`maxLean`), not amid hard motion (`maxBusySquared`) and not soon after a motion
+    ///   that was not a shake (`retryTime`);
     /// - or a counted reversal neither of whose strokes points up more steeply than that.
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
     /// test if it ended now; if it is cancelled before, nothing at all is reported.
@@ -121,6 +122,20 @@ public struct ShakeDetector: Sendable {
     /// second; a body lying down turns the device steadily, the gravity estimate lags behind by about 1 g for
     /// a third of a second and more, and the jolt that ends the turn rides on that lean.
     static let maxLean = 0.25
+    /// ...and the device was not already moving hard: the mean square of the gravity-free acceleration, averaged
+    /// with time constant `busyTimeConstant` over the samples while armed, was at most this, m²/s⁴ (9 m/s² RMS), on
+    /// the last sample before the lean. A hand sets off into a shake from holding the device (the recorded shakes:
+    /// under 5 m/s² RMS in the second before, 8 for a phone already being shaken); lifting a weight or doing
+    /// jumping jacks with the device in the hand or a pocket keeps it moving at 9 to 18 m/s² RMS between the
+    /// strokes, and its next brisk stroke is one more of them. A stroke after such motion is followed silently, as
+    /// any other, and reported once a counted reversal shows a hand.
+    static let maxBusySquared = 9.0 * 9.0
+    static let busyTimeConstant = 1.0
+    /// ...nor within this many seconds of a motion decided not to be a shake (reported or not). Exercise repeats
+    /// its one-way stroke every one to three seconds (a pull of the oars, a lift of the weight), each decided
+    /// `too_few_reversals`; a hand that tries again after a motion that was not a shake is reported at its first
+    /// counted reversal instead.
+    static let retryTime = 2.0
 
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
@@ -380,6 +395,18 @@ public struct ShakeDetector: Sendable {
         var lastExcursionEnd = -Double.infinity
     }
 
+    /// How busy the device was before a chain's first stroke (`maxBusySquared`), and when a motion was last decided
+    /// not to be a shake (`retryTime`).
+    private struct Activity: Sendable {
+        /// The mean square, m²/s⁴, of the gravity-free acceleration while armed (time constant `busyTimeConstant`),
+        /// what it was on the last sample under half the threshold, and what that was when the chain's first stroke
+        /// began.
+        var meanSquare = 0.0
+        var beforeLean = 0.0
+        var beforeStroke = 0.0
+        var lastNotAShake = -Double.infinity
+    }
+
     /// The shake in progress, reported or followed silently: whether and when `began` was reported (until it is,
     /// its `cancelled` is not reported either), and what its `ended` reports.
     private struct Shake: Sendable {
@@ -408,6 +435,7 @@ public struct ShakeDetector: Sendable {
     private var tally = Tally()
     private var account = DutyAccount()
     private var lean = Lean()
+    private var activity = Activity()
     /// Armed, in a shake, refractory or waiting for calm.
     private var mode = Mode.armed
     private var shake = Shake()
@@ -478,6 +506,8 @@ public struct ShakeDetector: Sendable {
 
         switch mode {
         case .armed:
+            activity.meanSquare +=
+                (linear.lengthSquared - activity.meanSquare) * min(1, gap * (1 / Self.busyTimeConstant))
             // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
             // (limiting free fall never lengthens the vector).
             guard current.isUnderWay || linear.lengthSquared > derived.thresholdSquared else {
@@ -488,9 +518,12 @@ public struct ShakeDetector: Sendable {
                     if linear.dot(lean.excursion) < 0 { endExcursion(at: time) }
                     lean.now += gap
                     lean.excursion = lean.excursion + linear * gap
-                } else if lean.now > 0 {
-                    lean.now = 0
-                    endExcursion(at: time)
+                } else {
+                    activity.beforeLean = activity.meanSquare
+                    if lean.now > 0 {
+                        lean.now = 0
+                        endExcursion(at: time)
+                    }
                 }
                 return nil
             }
@@ -520,7 +553,8 @@ public struct ShakeDetector: Sendable {
             guard
                 tally.levelReversals > 0
                     || (tally.goodReversals == 0 && strokeAge(dt) <= max(derived.briskStroke, 3 * dt) && isNearlyLevel
-                        && lean.beforeStroke <= Self.maxLean)
+                        && lean.beforeStroke <= Self.maxLean && activity.beforeStroke <= Self.maxBusySquared
+                        && time - activity.lastNotAShake > Self.retryTime)
             else { return nil }
             return report(at: time)
 
@@ -677,6 +711,7 @@ public struct ShakeDetector: Sendable {
         stream.start = sample.time
         stream.startSample = counters.samples
         gravity = sample.acceleration
+        activity = Activity()
         motion.fastAverage = sample.acceleration
         stream.lastAcceleration = sample.acceleration
         motion.last = sample.time
@@ -772,6 +807,7 @@ public struct ShakeDetector: Sendable {
             resetStrokes()
             startStroke(stroke, length, at: time)
             lean.beforeStroke = leaning
+            activity.beforeStroke = activity.beforeLean
             chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
             return
         }
@@ -891,6 +927,8 @@ public struct ShakeDetector: Sendable {
         at time: Double, reason: ShakeEvent.CancelReason, detail: ShakeEvent.Rejection? = nil, then next: Mode
     ) -> ShakeEvent? {
         if case .shaking(let began) = mode {
+            // Not a shake, whatever the reason (`retryTime`).
+            activity.lastNotAShake = time
             if reason == .tooLong {
                 decide(
                     at: time, isShake: false,

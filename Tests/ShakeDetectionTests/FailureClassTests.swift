@@ -219,6 +219,49 @@ struct FailureClassTests {
         #expect(events.isEmpty, "\(outline(events))")
     }
 
+    /// Exercise with the device in the hand or a pocket (lifting, rowing, jumping) keeps it moving hard between the
+    /// strokes, and the next brisk stroke is one more of them. Three seconds of motion across gravity at about 10
+    /// m/s² RMS, never past the threshold, then a brisk push and its soft stop: nothing is reported (before, a
+    /// `began` and a `cancelled`). The same push and stop from rest reports `began` during the push, as before.
+    @Test func aBriskStrokeDuringExerciseReportsNothing() {
+        func trace(busy: Bool) -> [Sample] {
+            (0..<500).map { index in
+                let time = Double(index) / 100
+                var x = 0.0
+                var y = 0.0
+                if busy, time < 3.5 {
+                    // Nearly a square wave of 10.5 m/s², through zero quickly six times a second.
+                    y = 10.5 * min(1, max(-1, 3 * sin(2 * .pi * 3 * time)))
+                }
+                if time >= 3.5 && time < 3.7 { x = 25 * sin(.pi * (time - 3.5) / 0.2) }
+                // A stop as long and soft as a hand's after a lift or a pull (under the threshold).
+                if time >= 3.7 && time < 4.2 { x = -10 * sin(.pi * (time - 3.7) / 0.5) }
+                return Sample(time: time, x: x, y: y, z: 9.81)
+            }
+        }
+        let fromRest = detect(trace(busy: false))
+        #expect(outline(fromRest).first == "began", "\(outline(fromRest))")
+        let duringExercise = detect(trace(busy: true))
+        #expect(duringExercise.isEmpty, "\(outline(duringExercise))")
+    }
+
+    /// Rowing or lifting with the device in the hand repeats a one-way stroke every two seconds or so: a brisk pull
+    /// and a soft stop, each decided `too_few_reversals`. Three of them report one `began` (and its `cancelled`):
+    /// the first; before, each reported its own.
+    @Test func aRepeatedOneWayStrokeReportsOnce() {
+        let samples = (0..<800).map { index in
+            let time = Double(index) / 100
+            var x = 0.0
+            for start in [1.5, 3.7, 5.9] {
+                if time >= start && time < start + 0.2 { x = 25 * sin(.pi * (time - start) / 0.2) }
+                if time >= start + 0.2 && time < start + 0.7 { x = -10 * sin(.pi * (time - start - 0.2) / 0.5) }
+            }
+            return Sample(time: time, x: x, y: 0, z: 9.81)
+        }
+        let events = detect(samples)
+        #expect(outline(events) == ["began", "cancelled(not_a_shake)"])
+    }
+
     /// A shake that starts with a brisk stroke across gravity still reports `began` during that first stroke.
     @Test func aBriskSidewaysShakeBeginsOnItsFirstStroke() {
         let shake = strokeTrace(
