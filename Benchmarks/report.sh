@@ -94,7 +94,8 @@ for n in (1, 100, 1000):
             if own50 and kind == "socket":
                 ratio += f"; {p50 / own50:.1f}x / {p99 / own99:.1f}x on the reader's thread"
             ratio += ")"
-        aim = "p99 <= 2x baseline" if n == 1000 and kind == "socket" else ""
+        # The aims are judged on the median of several runs (`make bench-fanout`); one run is shown here.
+        aim = {(1000, "socket"): "p99 <= 2x baseline", (100, "ShakeClient"): "p50 <= 3x baseline"}.get((n, kind), "")
         table.append((f"Event latency to {n:,} subscribers ({kind}) p50 / p99",
                       f"{p50 / 1e6:.3f} / {p99 / 1e6:.3f} ms{ratio}", aim))
 daemon = open(f"{work}/daemon.txt").read()

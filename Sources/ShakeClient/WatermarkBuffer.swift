@@ -28,7 +28,10 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         /// Set once by `finish`: nil for a normal end, else the error to throw.
         var end: (any Error)??
         var consumerGone = false
-        var consumer: CheckedContinuation<Element?, any Error>?
+        /// The consumer waiting for an element. An unsafe continuation, not a checked one (which allocates a canary
+        /// for every wait, so for every element of a consumer that keeps up): whoever takes it from here, under the
+        /// lock, is the one that resumes it, so it is resumed exactly once.
+        var consumer: UnsafeContinuation<Element?, any Error>?
         /// The producer held up at the high mark, to call once there is room (or nobody to wait for).
         var room: (@Sendable () -> Void)?
     }
@@ -37,7 +40,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
 
     private enum YieldStep {
         case done
-        case resume(CheckedContinuation<Element?, any Error>)
+        case resume(UnsafeContinuation<Element?, any Error>)
         case wait
     }
 
@@ -120,7 +123,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
     func finish(throwing error: (any Error)? = nil) {
         let (consumer, room) = state.withLock { state in
             guard state.end == nil else {
-                return (CheckedContinuation<Element?, any Error>?.none, (@Sendable () -> Void)?.none)
+                return (UnsafeContinuation<Element?, any Error>?.none, (@Sendable () -> Void)?.none)
             }
             state.end = .some(error)
             return (state.elements.isEmpty ? state.consumer.take() : nil, state.room.take())
@@ -167,7 +170,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
 
     private func waitForElement() async throws -> Element? {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Element?, any Error>) in
                 let now: TakeStep = state.withLock { state in
                     if let element = state.elements.popFirst() {
                         return .element(element, room: state.elements.count <= low ? state.room.take() : nil)

@@ -53,24 +53,38 @@ public enum JSONValue: Sendable, Hashable {
 
     /// Parses one JSON text (surrounding white space allowed).
     public static func parse(_ bytes: some Collection<UInt8>) throws(ParseError) -> JSONValue {
-        var parser = Parser(bytes: Array(bytes))
-        parser.skipSpace()
-        let value = try parser.value(depth: 0)
-        parser.skipSpace()
-        guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the value") }
-        return value
+        // Read in place where the bytes are contiguous (a received line's view, an array, a string): no copy.
+        let parsed =
+            bytes.withContiguousStorageIfAvailable(parse(contiguous:))
+            ?? Array(bytes).withUnsafeBufferPointer(parse(contiguous:))
+        return try parsed.get()
     }
 
     public static func parse(_ text: String) throws(ParseError) -> JSONValue {
-        try parse(Array(text.utf8))
+        try parse(text.utf8)
+    }
+
+    private static func parse(contiguous bytes: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, ParseError> {
+        var parser = Parser(bytes: bytes)
+        do throws(ParseError) {
+            parser.skipSpace()
+            let value = try parser.value(depth: 0)
+            parser.skipSpace()
+            guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the value") }
+            return .success(value)
+        } catch {
+            return .failure(error)
+        }
     }
 }
 
+/// Reads one JSON text from bytes it does not own, only while ``JSONValue/parse(_:)`` runs; every read is checked
+/// against `bytes.count` first.
 private struct Parser {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
-    init(bytes: [UInt8]) {
+    init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
     }
 
@@ -79,7 +93,12 @@ private struct Parser {
     }
 
     mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     mutating func value(depth: Int) throws(JSONValue.ParseError) -> JSONValue {
@@ -106,6 +125,8 @@ private struct Parser {
     mutating func object(depth: Int) throws(JSONValue.ParseError) -> JSONValue {
         index += 1
         var fields: [String: JSONValue] = [:]
+        // The protocol's messages have up to about ten fields: room for them at once, not grown three times.
+        fields.reserveCapacity(12)
         skipSpace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -120,8 +141,10 @@ private struct Parser {
             index += 1
             skipSpace()
             let value = try value(depth: depth + 1)
-            guard fields[key] == nil else { throw error("duplicate key \"\(key.prefix(40))\"") }
-            fields[key] = value
+            // One lookup: the key goes in, and a value it replaced makes it a duplicate.
+            guard fields.updateValue(value, forKey: key) == nil else {
+                throw error("duplicate key \"\(key.prefix(40))\"")
+            }
             skipSpace()
             guard index < bytes.count else { throw error("unexpected end") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -157,23 +180,54 @@ private struct Parser {
         }
     }
 
+    /// A string's text. Most have no escape: their bytes are validated as UTF-8 once, where the closing quote is.
     mutating func string() throws(JSONValue.ParseError) -> String {
         index += 1
-        var scalars = String.UnicodeScalarView()
-        var start = index
+        let start = index
+        var ascii = true
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = try validated(start..<index, ascii: ascii)
+                index += 1
+                return text
+            }
+            if byte < 0x20 { throw error("control character in a string") }
+            if byte == UInt8(ascii: "\\") { return try escapedString(from: start) }
+            if byte >= 0x80 { ascii = false }
+            index += 1
+        }
+        throw error("unterminated string")
+    }
+
+    /// The bytes in `range` as text, or the error for invalid UTF-8 (at ``index``: where the run of bytes ends).
+    /// ASCII, as every string the protocol itself sends, is valid as it is: taken without a validation.
+    func validated(_ range: Range<Int>, ascii: Bool = false) throws(JSONValue.ParseError) -> String {
+        let run = UnsafeBufferPointer(rebasing: bytes[range])
+        let text = ascii ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
+        guard let text else { throw error("invalid UTF-8 in a string") }
+        return text
+    }
+
+    /// The rest of a string from the first escape on (``index`` is at it; the string's text began at `start`):
+    /// each run of plain bytes is validated where it ends, as the string's own would be, and the text is
+    /// gathered as UTF-8.
+    mutating func escapedString(from start: Int) throws(JSONValue.ParseError) -> String {
+        var utf8: [UInt8] = []
+        var start = start
         func flush(_ end: Int) throws(JSONValue.ParseError) {
             guard start < end else { return }
-            guard let text = String(validating: bytes[start..<end], as: UTF8.self) else {
-                throw error("invalid UTF-8 in a string")
-            }
-            scalars.append(contentsOf: text.unicodeScalars)
+            utf8 += try validated(start..<end).utf8
+        }
+        func append(_ scalar: Unicode.Scalar) {
+            UTF8.encode(scalar) { utf8.append($0) }
         }
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 try flush(index)
                 index += 1
-                return String(scalars)
+                return String(decoding: utf8, as: UTF8.self)
             }
             if byte < 0x20 { throw error("control character in a string") }
             if byte == UInt8(ascii: "\\") {
@@ -183,14 +237,14 @@ private struct Parser {
                 let escape = bytes[index]
                 index += 1
                 switch escape {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{8}")
-                case UInt8(ascii: "f"): scalars.append("\u{C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "\""): utf8.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): utf8.append(UInt8(ascii: "\\"))
+                case UInt8(ascii: "/"): utf8.append(UInt8(ascii: "/"))
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "n"): utf8.append(0x0A)
+                case UInt8(ascii: "r"): utf8.append(0x0D)
+                case UInt8(ascii: "t"): utf8.append(0x09)
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800...0xDBFF).contains(code) {
@@ -203,7 +257,7 @@ private struct Parser {
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
-                    scalars.append(scalar)
+                    append(scalar)
                 default:
                     throw error("invalid escape")
                 }
@@ -255,7 +309,15 @@ private struct Parser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else {
+        // A whole number of up to 15 digits is exact as a Double: counted here, without text for strtod.
+        let digits = bytes[start] == UInt8(ascii: "-") ? start + 1 : start
+        if index - digits <= 15, !bytes[digits..<index].contains(where: { !isDigit($0) }) {
+            var whole = 0
+            for byte in bytes[digits..<index] { whole = whole * 10 + Int(byte - UInt8(ascii: "0")) }
+            return digits > start ? -Double(whole) : Double(whole)
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else {
             throw error("number out of range")
         }
         return value

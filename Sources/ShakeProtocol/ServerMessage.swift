@@ -186,13 +186,16 @@ extension ServerMessage {
 
     /// Parses a line from the server.
     public static func parse(_ line: some Collection<UInt8>) throws(DecodingError) -> ServerMessage {
-        let value: JSONValue
+        let parsed: JSONValue
         do {
-            value = try JSONValue.parse(line)
+            parsed = try JSONValue.parse(line)
         } catch {
             throw DecodingError(message: "not JSON: \(error.message)")
         }
-        guard let event = value["event"]?.string else { throw DecodingError(message: "no \"event\" field") }
+        // The object's fields, taken out once for the lookups below.
+        guard let value = parsed.object, let event = value["event"]?.string else {
+            throw DecodingError(message: "no \"event\" field")
+        }
         func int(_ key: String) throws(DecodingError) -> Int {
             guard let number = value[key]?.integer else { throw DecodingError(message: "\(event): \"\(key)\" missing") }
             return number

@@ -167,11 +167,60 @@ struct JSONValueTests {
                 ]))
         for bad in [
             "01", "1.", ".5", "+1", "[1,]", "{\"a\":1,}", "'a'", "\"\\x\"", "\"\\ud800\"", "nul", "[", "\"abc", "1e999",
+            #"{"a":1,"a":2}"#,
         ] {
             #expect(throws: JSONValue.ParseError.self, "\(bad)") { try JSONValue.parse(bad) }
         }
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
         #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse(deep) }
+    }
+
+    /// A string without escapes is validated in one run of bytes, one with escapes run by run: the same text, and
+    /// invalid UTF-8 reported at the same byte (where its run ends: an escape, or the closing quote).
+    @Test func stringsWithAndWithoutEscapes() throws {
+        #expect(
+            try JSONValue.parse(#""plain é text, longer than a small string""#)
+                == .string("plain é text, longer than a small string"))
+        #expect(
+            try JSONValue.parse(#""a\"b\\c\/d\b\f\n\r\t\u0041é\ud83d\ude00z""#)
+                == .string("a\"b\\c/d\u{8}\u{C}\n\r\tAé😀z"))
+        #expect(try JSONValue.parse(#"["\n", "", "\\"]"#) == .array([.string("\n"), .string(""), .string("\\")]))
+        let invalid = "invalid UTF-8 in a string"
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        // A lead byte cut short by an escape, even one whose bytes would complete it.
+        #expect(parseError([quote, UInt8(ascii: "a"), 0xC3, backslash, UInt8(ascii: "n"), quote]) == "3: \(invalid)")
+        #expect(parseError([quote, 0xC3, backslash] + Array("u00A9".utf8) + [quote]) == "2: \(invalid)")
+        // A continuation byte after an escape, and one in a string without any.
+        #expect(parseError([quote, backslash, UInt8(ascii: "n"), 0xA9, quote]) == "4: \(invalid)")
+        #expect(parseError([quote, 0xA9, quote]) == "2: \(invalid)")
+        #expect(parseError([quote, backslash, UInt8(ascii: "t"), 0x0A, quote]) == "3: control character in a string")
+        #expect(parseError([quote, UInt8(ascii: "t"), 0x0A, quote]) == "2: control character in a string")
+        #expect(parseError([quote, UInt8(ascii: "a"), backslash]) == "3: unterminated string")
+    }
+
+    /// Where and why `bytes` are not JSON, as "offset: message"; nil when they are.
+    private func parseError(_ bytes: [UInt8]) -> String? {
+        do {
+            _ = try JSONValue.parse(bytes)
+            return nil
+        } catch {
+            return "\(error.offset): \(error.message)"
+        }
+    }
+
+    /// Whole numbers of up to 15 digits are counted directly, the rest read by strtod: the same values.
+    @Test func numbersShortAndLong() throws {
+        for (text, value) in [
+            ("0", 0.0), ("7", 7), ("-7", -7), ("123456789012345", 123_456_789_012_345),
+            ("-123456789012345", -123_456_789_012_345), ("1234567890123456789", 1_234_567_890_123_456_789),
+            ("9007199254740993", 9_007_199_254_740_992), ("12.5", 12.5), ("-0.25", -0.25), ("1e2", 100),
+            ("2E-1", 0.2),
+        ] {
+            #expect(try JSONValue.parse(text) == .number(value), "\(text)")
+        }
+        #expect(try JSONValue.parse("-0").number?.sign == .minus)
+        #expect(try JSONValue.parse("[1,22,333]") == .array([.number(1), .number(22), .number(333)]))
+        #expect(try JSONValue.parse(#"{"seq":42}"#)["seq"]?.integer == 42)
     }
 
     @Test func neverTrapsOnAnyBytes() async {
