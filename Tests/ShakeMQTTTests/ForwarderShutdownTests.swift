@@ -17,7 +17,7 @@ struct ForwarderShutdownTests {
         return logger
     }()
 
-    /// 25 stops in a row: a forwarder that did not wait would lose the race against its closing connection now
+    /// Ten stops in a row: a forwarder that did not wait would lose the race against its closing connection now
     /// and then (about one stop in two, measured), and the test with it.
     @Test func runReturnsOnlyOnceItsConnectionToTheDaemonIsClosed() async throws {
         let directory = try Scratch.directory("forwarder-stop")
@@ -31,7 +31,7 @@ struct ForwarderShutdownTests {
         let settings = ForwarderSettings(
             configuration: configuration, device: "kiosk1", deviceName: "Kiosk", password: nil, sensitivity: nil,
             statusPath: nil, cursorPath: nil, version: "test")
-        for round in 1...25 {
+        for round in 1...10 {
             let (stopRequests, stopNow) = AsyncStream.makeStream(of: Void.self)
             let forwarder = Forwarder(settings: settings, logger: Self.quiet)
             let running = Task {
@@ -39,11 +39,13 @@ struct ForwarderShutdownTests {
                     for await _ in stopRequests { return }
                 }
             }
-            // The daemon's side of the subscription, once the forwarder has subscribed.
-            let subscriber = try #require(await Self.acceptSubscriber(on: listener))
-            defer { close(subscriber) }
+            // The daemon's side of the subscription, once the forwarder has subscribed; the forwarder is stopped
+            // whatever came of it.
+            let accepted = await Self.acceptSubscriber(on: listener)
             stopNow.yield()
             try await running.value
+            let subscriber = try accepted.get()
+            defer { close(subscriber) }
             // Closed by now: the end of the stream is there to read at once. Open, the read would find nothing.
             var byte: UInt8 = 0
             let count = recv(subscriber, &byte, 1, Int32(MSG_DONTWAIT))
@@ -52,29 +54,48 @@ struct ForwarderShutdownTests {
         }
     }
 
-    /// Accepts one connection on `listener`, greets it as the daemon does, and reads its first request line (the
-    /// subscribe), on a thread of its own: accept and read block. - Returns: the connection, or nil.
-    static func acceptSubscriber(on listener: Int32) async -> Int32? {
+    /// Accepts a connection on `listener`, greets it as the daemon does, and reads its first request line (the
+    /// subscribe), on a thread of its own: accept and read block. A connection closed before its request (the
+    /// client's reconnecting) is let go for the next. - Returns: the subscribed connection, or why there is none.
+    static func acceptSubscriber(on listener: Int32) async -> Result<Int32, Refusal> {
         let hello = ServerMessage.hello(.init(sensor: SensorInfo(source: "replay"), shaking: false, seq: 0, run: "r1"))
-        return await withCheckedContinuation { (done: CheckedContinuation<Int32?, Never>) in
+        let greeting = Array((hello.line + "\n").utf8)
+        return await withCheckedContinuation { (done: CheckedContinuation<Result<Int32, Refusal>, Never>) in
             Thread.detachNewThread {
-                let connection = accept(listener, nil, nil)
-                guard connection >= 0 else { return done.resume(returning: nil) }
-                // A forwarder that never subscribes fails the test instead of holding it.
-                UnixSocket.setReceiveTimeout(connection, seconds: 30)
-                let greeting = Array((hello.line + "\n").utf8)
-                guard greeting.withUnsafeBytes({ send(connection, $0.baseAddress, $0.count, 0) }) == greeting.count
-                else {
+                // A forwarder that never connects or never subscribes fails the test instead of holding it.
+                UnixSocket.setReceiveTimeout(listener, seconds: 120)
+                for _ in 0..<5 {
+                    let connection = retryingInterrupts { accept(listener, nil, nil) }
+                    guard connection >= 0 else { return done.resume(returning: .failure(.init("accept", errno))) }
+                    UnixSocket.setReceiveTimeout(connection, seconds: 120)
+                    let sent = retryingInterrupts {
+                        greeting.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    }
+                    var byte: UInt8 = 0
+                    var count = sent == greeting.count ? 1 : 0
+                    while count == 1 && byte != UInt8(ascii: "\n") {
+                        count = retryingInterrupts { recv(connection, &byte, 1, 0) }
+                    }
+                    if count == 1 { return done.resume(returning: .success(connection)) }
+                    let failure = Refusal("greeting or reading the request", count < 0 ? errno : 0)
                     close(connection)
-                    return done.resume(returning: nil)
+                    if count < 0 { return done.resume(returning: .failure(failure)) }
                 }
-                var byte: UInt8 = 0
-                while recv(connection, &byte, 1, 0) == 1 {
-                    if byte == UInt8(ascii: "\n") { return done.resume(returning: connection) }
-                }
-                close(connection)
-                done.resume(returning: nil)
+                done.resume(returning: .failure(.init("five connections closed before subscribing", 0)))
             }
+        }
+    }
+
+    struct Refusal: Error, CustomStringConvertible {
+        let description: String
+        init(_ step: String, _ code: Int32) { description = code == 0 ? step : "\(step): errno \(code)" }
+    }
+
+    /// `call`, again while a signal interrupts it.
+    static func retryingInterrupts<T: BinaryInteger>(_ call: () -> T) -> T {
+        while true {
+            let result = call()
+            if result >= 0 || errno != EINTR { return result }
         }
     }
 }
