@@ -274,7 +274,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ShakeMQTTTests",
-            dependencies: ["ShakeMQTT", "ShakeConfig", "ShakeDetection", "ShakeProtocol", "ShakeTestSupport"],
+            dependencies: [
+                "ShakeMQTT", "ShakeConfig", "ShakeDetection", "ShakeProtocol", "ShakeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

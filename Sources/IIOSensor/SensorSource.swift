@@ -55,12 +55,6 @@ public final class SensorSource {
         }
     }
 
-    /// Whether the detector follows a motion now (asked before each read of a buffer): reads come in short steps
-    /// then, so that its decisions are not held back (``ReadPacing``).
-    public var motionUnderWay: () -> Bool = { false }
-    /// Called before each wait for samples while capturing, whether samples come or not (at least every 0.25 s
-    /// with a buffer, every sample interval when polling).
-    public var beforeRead: () -> Void = {}
     /// The programs holding a device node (`/dev/iio:deviceN`).
     public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
     /// The running programs known to use accelerometers, for when the holder cannot be seen.
@@ -114,8 +108,15 @@ public final class SensorSource {
     /// - Parameters:
     ///   - lowestRate: when given, capture at the lowest rate the sensor offers at or above it instead of the
     ///     configured one (a reader that needs only a few samples a second).
+    ///   - motionUnderWay: asked before each read of a buffer: whether the detector follows a motion now. Reads
+    ///     come in short steps then, so that its decisions are not held back (``ReadPacing``).
+    ///   - beforeRead: called before each wait for samples while capturing, whether samples come or not (at least
+    ///     every 0.25 s with a buffer, every sample interval when polling).
     ///   - report: each sample and each change of the sensor's state, in order, on the calling thread.
-    public func run(wakeup: Wakeup, lowestRate: Double? = nil, report: (SourceEvent) -> Void) {
+    public func run(
+        wakeup: Wakeup, lowestRate: Double? = nil, motionUnderWay: () -> Bool = { false }, beforeRead: () -> Void = {},
+        report: (SourceEvent) -> Void
+    ) {
         while !wakeup.isSignalled {
             let fingerprint = backend.devicesFingerprint()
             let context: any IIOContextHandle
@@ -171,7 +172,7 @@ public final class SensorSource {
             lastNotice = nil
             let outcome = capture(
                 selection, context: context, fingerprint: fingerprint, wakeup: wakeup, lowestRate: lowestRate,
-                report: report)
+                motionUnderWay: motionUnderWay, beforeRead: beforeRead, report: report)
             switch outcome {
             case .stopped:
                 return
@@ -212,7 +213,7 @@ public final class SensorSource {
 
     private func capture(
         _ selection: DeviceSelection, context: any IIOContextHandle, fingerprint: String?, wakeup: Wakeup,
-        lowestRate: Double?, report: (SourceEvent) -> Void
+        lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void, report: (SourceEvent) -> Void
     ) -> CaptureOutcome {
         var accelerometer = selection.accelerometer
         turnOffLeftBuffer(accelerometer, context: context)

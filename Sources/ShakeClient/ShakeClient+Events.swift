@@ -55,19 +55,20 @@ extension ShakeClient {
         }
     }
 
-    /// The updates of ``updates(phases:since:reconnect:)`` for the time `body` runs: when it returns or throws,
-    /// the subscription stops and its connection is closed before this returns. A program that exits right
-    /// after (`shakectl listen --count 1`) leaves no socket behind.
+    /// The updates of ``updates(phases:since:run:reconnect:key:)`` for the time `body` runs: when it returns or
+    /// throws (or its task is cancelled, which ends the stream), the subscription stops and its connection is
+    /// closed before this returns. A program that exits right after (`shakectl listen --count 1`, `shaked-mqtt`
+    /// stopped) leaves no socket behind.
     public func withUpdates<Result>(
-        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, reconnect: Bool = true, key: Key? = nil,
-        isolation: isolated (any Actor)? = #isolation,
+        phases: Set<ShakeEvent.Phase> = [], since: Int? = nil, run: String? = nil, reconnect: Bool = true,
+        key: Key? = nil, isolation: isolated (any Actor)? = #isolation,
         _ body: (AsyncThrowingStream<Update, any Error>) async throws -> Result
     ) async throws -> Result {
         try await Self.withStream(
             isolation: isolation,
             producer: { continuation in
                 await deliverUpdates(
-                    phases: phases, since: since, run: nil, reconnect: reconnect, key: key, to: continuation)
+                    phases: phases, since: since, run: run, reconnect: reconnect, key: key, to: continuation)
             },
             body)
     }

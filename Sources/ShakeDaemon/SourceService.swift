@@ -94,17 +94,7 @@ final class SourceLoop: Sendable {
         switch input {
         case .capture(let open, let describe):
             logger.info("starting", metadata: describe)
-            let source = open()
-            // Reads come in short steps while the detector follows a motion (ReadPacing); whether the relay is
-            // read is looked at before every wait for samples, samples or not (a silent sensor delivers none),
-            // and the relay's newest reading of the last read handed over.
-            source.attend(
-                motionUnderWay: { [self] in detector.withLock { $0.isMotionUnderWay } },
-                beforeRead: { [self] in
-                    relay?.readers.check()
-                    relay?.flush()
-                })
-            captureWhileListened(source)
+            captureWhileListened(open())
         case .replay(let path, let speed, let loop):
             let replay = TraceReplay(path: path, speed: speed, loop: loop, logger: logger)
             let status = replay.run(
@@ -157,7 +147,17 @@ final class SourceLoop: Sendable {
             }
             let (stop, lowRate) = capture.captureBegins()
             if lowRate { logger.info("only the relay reads the sensor: capturing at its low rate") }
-            source.run(wakeup: stop, lowestRate: lowRate ? AccelerometerRelay.minimumRate : nil, report: handle)
+            // Reads come in short steps while the detector follows a motion (ReadPacing); whether the relay is
+            // read is looked at before every wait for samples, samples or not (a silent sensor delivers none).
+            source.run(
+                wakeup: stop, lowestRate: lowRate ? AccelerometerRelay.minimumRate : nil,
+                motionUnderWay: { detector.withLock { $0.isMotionUnderWay } },
+                beforeRead: {
+                    // Whether the relay is read is looked at before every wait for samples, samples or not (a
+                    // silent sensor delivers none), and the relay's newest reading of the last read handed over.
+                    relay?.readers.check()
+                    relay?.flush()
+                }, report: handle)
             capture.waitEnded()
             // The stream ends with the capture: a shake in progress is interrupted.
             interrupt()
@@ -211,20 +211,12 @@ final class SourceLoop: Sendable {
 protocol SensorCapture {
     /// The accelerometer capture would use now, found without opening it.
     func peek() -> Accelerometer?
-    /// Captures until `wakeup` is signalled, reporting samples and the sensor's state in order.
-    func run(wakeup: Wakeup, lowestRate: Double?, report: (SourceEvent) -> Void)
-    /// What capture asks as it goes: whether the detector follows a motion (before each read of a buffer), and
-    /// a call before each wait for samples.
-    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void)
+    /// Captures until `wakeup` is signalled, reporting samples and the sensor's state in order. As it goes it asks
+    /// `motionUnderWay` whether the detector follows a motion (before each read of a buffer), and calls
+    /// `beforeRead` before each wait for samples.
+    func run(
+        wakeup: Wakeup, lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void,
+        report: (SourceEvent) -> Void)
 }
 
-extension SensorCapture {
-    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void) {}
-}
-
-extension SensorSource: SensorCapture {
-    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void) {
-        self.motionUnderWay = motionUnderWay
-        self.beforeRead = beforeRead
-    }
-}
+extension SensorSource: SensorCapture {}

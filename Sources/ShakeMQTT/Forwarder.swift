@@ -129,10 +129,12 @@ public struct Forwarder: Sendable {
         guard session.start() else { throw .setup("cannot start the MQTT thread") }
         let client = ShakeClient(socketPath: socket)
         let phases = configuration.topics.phases
+        // Cancelled and awaited at the end: the subscription's connection is closed by then, so that nothing of
+        // it is left when the process exits right after.
         let daemon = Task {
             do {
-                for try await update in client.updates(phases: phases, since: cursor?.seq, run: cursor?.run) {
-                    feed.yield(.daemon(update))
+                try await client.withUpdates(phases: phases, since: cursor?.seq, run: cursor?.run) { updates in
+                    for try await update in updates { feed.yield(.daemon(update)) }
                 }
             } catch {
                 feed.yield(.daemonFailed("\(error)"))
@@ -233,6 +235,7 @@ public struct Forwarder: Sendable {
         }
         daemon.cancel()
         stopper.cancel()
+        await daemon.value
         notifier.stopping(status: "saying offline")
         if session.isConnected {
             _ = session.publishAndWait([settings.topics.availabilityMessage(online: false)], timeout: 2)

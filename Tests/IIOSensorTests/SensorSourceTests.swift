@@ -99,17 +99,19 @@ struct SensorSourceTests {
         var announced = 0
         var asked = 0
         var samples = 0
-        source.motionUnderWay = {
-            asked += 1
-            return false
-        }
-        source.beforeRead = {
-            announced += 1
-            if announced >= 5 { wakeup.signal() }
-        }
-        source.run(wakeup: wakeup) { report in
-            if case .sample = report { samples += 1 }
-        }
+        source.run(
+            wakeup: wakeup,
+            motionUnderWay: {
+                asked += 1
+                return false
+            },
+            beforeRead: {
+                announced += 1
+                if announced >= 5 { wakeup.signal() }
+            },
+            report: { report in
+                if case .sample = report { samples += 1 }
+            })
         #expect(announced >= 5)
         #expect(samples == 0)
         #expect(asked > 0)

@@ -49,7 +49,10 @@ struct EventPathTests {
 
         func peek() -> Accelerometer? { Self.accelerometer }
 
-        func run(wakeup: Wakeup, lowestRate: Double?, report: (SourceEvent) -> Void) {
+        func run(
+            wakeup: Wakeup, lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void,
+            report: (SourceEvent) -> Void
+        ) {
             report(.capturing(Self.accelerometer, rate: 100))
             for sample in samples { report(.sample(sample)) }
             report(.stopped)

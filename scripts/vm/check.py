@@ -290,14 +290,22 @@ def orientations(lines):
     return found
 
 
+def differences(info, expected):
+    """What a scenario's report (`info`) says otherwise than `expected` (info key: value), one problem a key."""
+    return ["%s is %s, expected %s" % (key, info.get(key), value)
+            for key, value in expected.items() if info.get(key) != value]
+
+
+def expect_info(s, expected):
+    """The problems every scenario with a table of expected report values starts from: it did not finish, or
+    its report says otherwise than `expected`."""
+    problems = [] if "end" in s else ["the scenario did not finish"]
+    return problems + differences(s["info"], expected)
+
+
 def check_relay(s, spec):
-    problems, notes = [], []
-    if "end" not in s:
-        problems.append("the scenario did not finish")
+    problems, notes = expect_info(s, RELAY_EXPECTED), []
     info = s["info"]
-    for key, value in RELAY_EXPECTED.items():
-        if info.get(key) != value:
-            problems.append("%s is %s, expected %s" % (key, info.get(key), value))
     if info.get("relay_input", "none") == "none":
         problems.append("no relay input device appeared")
     # The IIO device has no type left: an accelerometer iio-sensor-proxy has is the relay's input device.
@@ -433,13 +441,8 @@ def orientation_delays(lines, turn_ends):
 
 
 def check_package(s, spec):
-    problems, notes = [], []
-    if "end" not in s:
-        problems.append("the scenario did not finish")
+    problems, notes = expect_info(s, PACKAGE_EXPECTED), []
     info = s["info"]
-    for key, value in PACKAGE_EXPECTED.items():
-        if info.get(key) != value:
-            problems.append("%s is %s, expected %s" % (key, info.get(key), value))
     if info.get("after_iio_type", "none") == "none":
         problems.append("the IIO device has no iio-sensor-proxy type after the purge")
     if "feeder_timeout" in info:
@@ -470,9 +473,7 @@ def check_package(s, spec):
     notes.append("D-Bus example: %s events in %s s; the bus logged %s rejected Shake(s) from the user" % (
         info.get("dbus_events"), info.get("dbus_seconds"), info.get("dbus_rejected")))
     if info.get("sway") != "missing":
-        for key, value in PACKAGE_KEYS_EXPECTED.items():
-            if info.get(key) != value:
-                problems.append("%s is %s, expected %s" % (key, info.get(key), value))
+        problems += differences(info, PACKAGE_KEYS_EXPECTED)
         notes.append("Wayland: %s chords typed, %s Ctrl+Z received in %s s" % (
             info.get("key_pressed"), info.get("wev_z_down"), info.get("key_seconds")))
     if not info.get("upgrade_version", "").endswith("+vmupgrade1") or info.get("upgrade_version") != info.get("new_version"):
@@ -665,9 +666,7 @@ def check(name, s, spec, args, tmp):
         info = s["info"]
         if info.get("service_before_sensor") == "active":
             problems.append("shaked.service ran before any sensor appeared or anyone connected")
-        for key, value in SYSTEMD_EXPECTED.items():
-            if info.get(key) != value:
-                problems.append("%s is %s, expected %s" % (key, info.get(key), value))
+        problems += differences(info, SYSTEMD_EXPECTED)
         ended = sum(1 for e in s["events"] if e.get("phase") == "ended")
         if info.get("journal_ended") != str(ended):
             problems.append("journalctl -u shaked PHASE=ended found %s events, the subscriber got %d"

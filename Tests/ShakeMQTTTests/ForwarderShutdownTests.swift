@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Logging
+import ShakeConfig
+import ShakeMQTT
+import ShakeProtocol
+import ShakeTestSupport
+import Testing
+
+/// The forwarder stops in order: when `run` returns, its subscription to the daemon is closed, so that a process
+/// that exits right after (`shaked-mqtt` on SIGTERM) leaves nothing of it behind — no socket, and nothing still
+/// being torn down on an event loop, which LeakSanitizer reported as leaked at exit.
+struct ForwarderShutdownTests {
+    static let quiet: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// Ten stops in a row: a forwarder that did not wait would lose the race against its closing connection now
+    /// and then (about one stop in two, measured), and the test with it.
+    ///
+    /// It waits for the forwarder to connect and subscribe however long that takes (in the whole suite on a loaded
+    /// machine, once more than two minutes): a forwarder that never does meets the time limit.
+    @Test(.timeLimit(.minutes(15))) func runReturnsOnlyOnceItsConnectionToTheDaemonIsClosed() async throws {
+        let directory = try Scratch.directory("forwarder-stop")
+        let socket = directory + "/shaked.sock"
+        let listener = try #require(UnixSocket.bind(socket, type: Int32(SOCK_STREAM.rawValue)))
+        defer { close(listener) }
+        #expect(listen(listener, 1) == 0)
+        var configuration = MQTTConfiguration()
+        // Nobody listens there: the session keeps retrying, which does not hold the forwarder's stop.
+        configuration.broker.address = .unix(path: directory + "/no-broker.sock")
+        let settings = ForwarderSettings(
+            configuration: configuration, device: "kiosk1", deviceName: "Kiosk", password: nil, sensitivity: nil,
+            statusPath: nil, cursorPath: nil, version: "test")
+        for round in 1...10 {
+            let (stopRequests, stopNow) = AsyncStream.makeStream(of: Void.self)
+            let forwarder = Forwarder(settings: settings, logger: Self.quiet)
+            let running = Task {
+                try await forwarder.run(socket: socket) {
+                    for await _ in stopRequests { return }
+                }
+            }
+            // The daemon's side of the subscription, once the forwarder has subscribed; the forwarder is stopped
+            // whatever came of it.
+            let accepted = await Self.acceptSubscriber(on: listener)
+            stopNow.yield()
+            try await running.value
+            let subscriber = try accepted.get()
+            defer { close(subscriber) }
+            // Closed by now: the end of the stream is there to read at once. Open, the read would find nothing.
+            var byte: UInt8 = 0
+            let count = recv(subscriber, &byte, 1, Int32(MSG_DONTWAIT))
+            #expect(count == 0, "stop \(round): the connection to the daemon was still open when run returned")
+            if count != 0 { break }
+        }
+    }
+
+    /// Accepts a connection on `listener`, greets it as the daemon does, and reads its first request line (the
+    /// subscribe), on a thread of its own: accept and read block. A connection closed before its request (the
+    /// client's reconnecting) is let go for the next. - Returns: the subscribed connection, or why there is none.
+    static func acceptSubscriber(on listener: Int32) async -> Result<Int32, Refusal> {
+        let hello = ServerMessage.hello(.init(sensor: SensorInfo(source: "replay"), shaking: false, seq: 0, run: "r1"))
+        let greeting = Array((hello.line + "\n").utf8)
+        return await withCheckedContinuation { (done: CheckedContinuation<Result<Int32, Refusal>, Never>) in
+            Thread.detachNewThread {
+                for _ in 0..<5 {
+                    let connection = retryingInterrupts { accept(listener, nil, nil) }
+                    guard connection >= 0 else { return done.resume(returning: .failure(.init("accept", errno))) }
+                    let sent = retryingInterrupts {
+                        greeting.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    }
+                    var byte: UInt8 = 0
+                    var count = sent == greeting.count ? 1 : 0
+                    while count == 1 && byte != UInt8(ascii: "\n") {
+                        count = retryingInterrupts { recv(connection, &byte, 1, 0) }
+                    }
+                    if count == 1 { return done.resume(returning: .success(connection)) }
+                    let failure = Refusal("greeting or reading the request", count < 0 ? errno : 0)
+                    close(connection)
+                    if count < 0 { return done.resume(returning: .failure(failure)) }
+                }
+                done.resume(returning: .failure(.init("five connections closed before subscribing", 0)))
+            }
+        }
+    }
+
+    struct Refusal: Error, CustomStringConvertible {
+        let description: String
+        init(_ step: String, _ code: Int32) { description = code == 0 ? step : "\(step): errno \(code)" }
+    }
+
+    /// `call`, again while a signal interrupts it.
+    static func retryingInterrupts<T: BinaryInteger>(_ call: () -> T) -> T {
+        while true {
+            let result = call()
+            if result >= 0 || errno != EINTR { return result }
+        }
+    }
+}
