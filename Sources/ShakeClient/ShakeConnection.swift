@@ -57,9 +57,8 @@ public final class ShakeConnection: Sendable {
                 try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .connect(unixDomainSocketPath: reachable) { channel in
                         channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandlers(
-                                ByteToMessageHandler(LineFrameDecoder(maxLength: maxLineLength)),
-                                MessageDelivery(into: incoming))
+                            try channel.pipeline.syncOperations.addHandler(
+                                MessageDelivery(into: incoming, maxLineLength: maxLineLength))
                             return try NIOAsyncChannel<Frame, ByteBuffer>(
                                 wrappingChannelSynchronously: channel,
                                 configuration: .init(backPressureStrategy: backPressure))
@@ -137,8 +136,8 @@ public final class ShakeConnection: Sendable {
 
 /// The socket of one connection and the task that owns it. The task runs NIO's `executeThenClose` scope for
 /// as long as the connection lives: it writes what `write` queues and waits for the inbound stream to end. The
-/// messages themselves do not pass through it: ``MessageDelivery`` parses each line on the event loop and hands
-/// it to `incoming` (a ``WatermarkBuffer``), one hand-over per line from the loop to the consumer; while the
+/// messages themselves do not pass through it: ``MessageDelivery`` splits each read into lines on the event loop
+/// and hands them to `incoming` (a ``WatermarkBuffer``), the lines of a read at once; while the
 /// consumer does not take them, it stops reading the socket. When the inbound stream ends — the daemon closed,
 /// an error, or `close` — the task ends `incoming`, closes the channel, fails the writes left, and leaves the
 /// scope, which finishes NIO's writer and waits for the socket to close.
@@ -254,19 +253,27 @@ private final class Link: Sendable {
     }
 }
 
-/// Hands the daemon's lines, on the channel's event loop, to the connection's `incoming` buffer, where the
-/// consumer's task takes and parses them: one hand-over per line, where a reader task between NIO's inbound stream
-/// and the buffer made two. It keeps the backpressure that stream had: when the buffer reaches its high
-/// mark it holds back the channel's next `read` until the consumer has taken the buffer down to the low one, so
-/// a consumer that stops reading stops the socket being read. Frames are not passed on: the `NIOAsyncChannel` behind it sees only the end of
-/// the connection, or its error.
+/// Splits what the channel reads into the daemon's lines and hands them, on the channel's event loop, to the
+/// connection's `incoming` buffer, where the consumer's task takes and parses them: the lines of one read go in
+/// together (one lock, one resumption of a waiting consumer at most), with no handler between the socket and this
+/// one and no frame sent down the pipeline per line. It keeps the backpressure NIO's inbound stream had: when the
+/// buffer reaches its high mark it holds back the channel's next `read` until the consumer has taken the buffer
+/// down to the low one, so a consumer that stops reading stops the socket being read. A line longer than
+/// `maxLineLength` is dropped (``LineFrameDecoder``: at most that many bytes are kept while it lasts), and so is an
+/// unfinished last line. Nothing is passed on: the `NIOAsyncChannel` behind it sees only the end of the
+/// connection, or its error.
 final class MessageDelivery: ChannelDuplexHandler {
-    typealias InboundIn = LineFrameDecoder.Frame
+    typealias InboundIn = ByteBuffer
     typealias InboundOut = LineFrameDecoder.Frame
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private let incoming: WatermarkBuffer<ByteBuffer>
+    private var lines: LineFrameDecoder
+    /// The bytes read and not yet split off as lines: the start of a line whose end has not come.
+    private var unsplit: ByteBuffer?
+    /// The lines of the read being split, kept from read to read for its storage.
+    private var batch: [ByteBuffer] = []
     /// The buffer is at its high mark: `read` waits for the consumer.
     private var full = false
     /// A `read` came while full: issued once there is room.
@@ -276,8 +283,9 @@ final class MessageDelivery: ChannelDuplexHandler {
     /// this handler until the handler is removed, which lets it go.
     private var whenRoom: (@Sendable () -> Void)?
 
-    init(into incoming: WatermarkBuffer<ByteBuffer>) {
+    init(into incoming: WatermarkBuffer<ByteBuffer>, maxLineLength: Int) {
         self.incoming = incoming
+        lines = LineFrameDecoder(maxLength: maxLineLength)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -290,12 +298,24 @@ final class MessageDelivery: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         whenRoom = nil
+        unsplit = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .line(let line) = unwrapInboundIn(data), let whenRoom else { return }
+        var bytes = unwrapInboundIn(data)
+        guard let whenRoom else { return }
+        if var waiting = unsplit.take(), waiting.readableBytes > 0 {
+            waiting.writeBuffer(&bytes)
+            bytes = waiting
+        }
+        while let frame = lines.next(from: &bytes) {
+            if case .line(let line) = frame { batch.append(line) }
+        }
+        if bytes.readableBytes > 0 { unsplit = bytes }
+        guard !batch.isEmpty else { return }
         // At the mark, the lines of a read already under way still go in: a read's worth past it at most.
-        if !incoming.offer(line, whenRoom: whenRoom) { full = true }
+        if !incoming.offer(contentsOf: batch, whenRoom: whenRoom) { full = true }
+        batch.removeAll(keepingCapacity: true)
     }
 
     func read(context: ChannelHandlerContext) {

@@ -117,6 +117,27 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         }
     }
 
+    /// Hands `elements` to the consumer in order, under one lock and with one resumption of a waiting consumer at
+    /// most, for a producer that cannot wait and has several at once (the lines of one read). As ``offer(_:whenRoom:)``
+    /// for each, except that all of them go in, past the high mark if need be.
+    /// - Returns: whether the producer may go on; false when the buffer is at or past the high mark after them, and
+    ///   then `whenRoom` is called once as for ``offer(_:whenRoom:)``.
+    func offer(contentsOf elements: [Element], whenRoom: @escaping @Sendable () -> Void) -> Bool {
+        guard let first = elements.first else { return true }
+        let (consumer, goOn) = state.withLock { state in
+            if state.consumerGone || state.end != nil {
+                return (UnsafeContinuation<Element?, any Error>?.none, true)
+            }
+            let consumer = state.consumer.take()
+            state.elements.append(contentsOf: consumer == nil ? elements[...] : elements.dropFirst())
+            guard state.elements.count >= high else { return (consumer, true) }
+            state.room = whenRoom
+            return (consumer, false)
+        }
+        consumer?.resume(returning: first)
+        return goOn
+    }
+
     /// Ends the stream: the consumer gets the elements left, then nil, or `error` when there is one. A producer
     /// waiting for room is let go, and what it yields from now on is dropped; so another task may end the
     /// stream (a connection being closed) while its producer is held up by a consumer that does not read.

@@ -21,35 +21,45 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        let view = buffer.readableBytesView
-        guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
-            if discarding {
-                buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-            } else if buffer.readableBytes > maxLength {
-                discarding = true
-                buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-                context.fireChannelRead(wrapInboundOut(.tooLong))
-            }
-            return .needMoreData
-        }
-        let length = newline - view.startIndex
-        if discarding {
-            buffer.moveReaderIndex(forwardBy: length + 1)
-            discarding = false
-            return .continue
-        }
-        if length > maxLength {
-            buffer.moveReaderIndex(forwardBy: length + 1)
-            context.fireChannelRead(wrapInboundOut(.tooLong))
-            return .continue
-        }
-        var line = buffer.readSlice(length: length)!
-        buffer.moveReaderIndex(forwardBy: 1)
-        if line.readableBytes > 0, line.getInteger(at: line.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r") {
-            line.moveWriterIndex(to: line.writerIndex - 1)
-        }
-        context.fireChannelRead(wrapInboundOut(.line(line)))
+        guard let frame = next(from: &buffer) else { return .needMoreData }
+        context.fireChannelRead(wrapInboundOut(frame))
         return .continue
+    }
+
+    /// The next frame taken from the front of `buffer`, or nil when no whole line waits there (the bytes of a line
+    /// too long are dropped meanwhile). No I/O: what ``decode(context:buffer:)`` does without a channel, for a
+    /// handler that splits the bytes of a read itself.
+    public mutating func next(from buffer: inout ByteBuffer) -> Frame? {
+        while true {
+            let view = buffer.readableBytesView
+            guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
+                if discarding {
+                    buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                } else if buffer.readableBytes > maxLength {
+                    discarding = true
+                    buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                    return .tooLong
+                }
+                return nil
+            }
+            let length = newline - view.startIndex
+            if discarding {
+                // The end of a line already reported as too long.
+                buffer.moveReaderIndex(forwardBy: length + 1)
+                discarding = false
+                continue
+            }
+            if length > maxLength {
+                buffer.moveReaderIndex(forwardBy: length + 1)
+                return .tooLong
+            }
+            var line = buffer.readSlice(length: length)!
+            buffer.moveReaderIndex(forwardBy: 1)
+            if line.readableBytes > 0, line.getInteger(at: line.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r") {
+                line.moveWriterIndex(to: line.writerIndex - 1)
+            }
+            return .line(line)
+        }
     }
 
     public mutating func decodeLast(

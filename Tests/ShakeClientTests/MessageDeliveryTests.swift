@@ -18,8 +18,8 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
     }
 }
 
-/// `MessageDelivery` on a channel without a socket: the lines it offers to the connection's buffer, and the reads
-/// it holds back while the consumer is behind.
+/// `MessageDelivery` on a channel without a socket: the lines it splits off the reads and offers to the
+/// connection's buffer, and the reads it holds back while the consumer is behind.
 @Suite struct MessageDeliveryTests {
     let buffer = WatermarkBuffer<ByteBuffer>(low: 2, high: 4)
     let counter = ReadCounter()
@@ -28,7 +28,7 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         let buffer = buffer
         let counter = counter
         return try await NIOAsyncTestingChannel { channel in
-            try channel.pipeline.syncOperations.addHandlers([counter, MessageDelivery(into: buffer)])
+            try channel.pipeline.syncOperations.addHandlers([counter, MessageDelivery(into: buffer, maxLineLength: 8)])
         }
     }
 
@@ -41,8 +41,13 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         }
     }
 
+    /// One read's bytes.
+    func receive(_ bytes: String, on channel: NIOAsyncTestingChannel) async throws {
+        try await channel.writeInbound(ByteBuffer(string: bytes))
+    }
+
     func deliver(_ text: String, to channel: NIOAsyncTestingChannel) async throws {
-        try await channel.writeInbound(LineFrameDecoder.Frame.line(ByteBuffer(string: text)))
+        try await receive(text + "\n", on: channel)
     }
 
     func take() async throws -> String? {
@@ -71,11 +76,71 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         _ = try await channel.finish()
     }
 
-    @Test func aTooLongFrameIsNotOffered() async throws {
+    @Test func theLinesOfOneReadGoInTogetherAndALineCutByTheReadWaitsForItsEnd() async throws {
         let channel = try await channel()
-        try await channel.writeInbound(LineFrameDecoder.Frame.tooLong)
-        try await deliver("after", to: channel)
-        #expect(try await take() == "after")
+        // One read past the high mark: all its lines go in, and the next read waits.
+        try await receive("1\n2\r\n\n4\n5\n6", on: channel)
+        #expect(try await read(channel) == 0)
+        for expected in ["1", "2", "", "4"] { #expect(try await take() == expected) }
+        try await receive("7\n", on: channel)
+        #expect(try await take() == "5")
+        #expect(try await take() == "67")
+        // A line without its newline when the connection ends is not delivered.
+        try await receive("8", on: channel)
         _ = try await channel.finish()
+        buffer.finish()
+        #expect(try await take() == nil)
+    }
+
+    @Test func aLineTooLongIsDroppedToItsEndAndTheNextOnesDelivered() async throws {
+        let channel = try await channel()
+        try await receive("12345", on: channel)
+        try await receive("6789", on: channel)  // over the 8 bytes: dropped from here
+        try await receive("0123456789", on: channel)
+        try await receive("tail\nafter\n", on: channel)
+        try await receive("123456789\nnext\n", on: channel)
+        #expect(try await take() == "after")
+        #expect(try await take() == "next")
+        #expect(try await channel.readInbound(as: LineFrameDecoder.Frame.self) == nil)
+        _ = try await channel.finish()
+    }
+}
+
+/// The splitting `MessageDelivery` uses, without a channel.
+@Suite struct LineFrameDecoderTests {
+    func frames(_ text: String, maxLength: Int = 8) -> [String] {
+        var decoder = LineFrameDecoder(maxLength: maxLength)
+        var bytes = ByteBuffer(string: text)
+        var found: [String] = []
+        while let frame = decoder.next(from: &bytes) {
+            switch frame {
+            case .line(let line): found.append(String(buffer: line))
+            case .tooLong: found.append("<too long>")
+            }
+        }
+        return found
+    }
+
+    @Test func linesAreSplitAtNewlinesWithoutATrailingReturn() {
+        #expect(frames("a\nbc\r\n\nd") == ["a", "bc", ""])
+    }
+
+    @Test func aLineOverTheLimitIsReportedOnceAndDroppedToItsNewline() {
+        #expect(frames("12345678\n123456789\nok\n") == ["12345678", "<too long>", "ok"])
+        #expect(frames("123456789 and more without a newline") == ["<too long>"])
+    }
+
+    @Test func theRestOfALineTooLongIsDroppedAcrossBuffers() {
+        var decoder = LineFrameDecoder(maxLength: 4)
+        var first = ByteBuffer(string: "123456")
+        #expect(decoder.next(from: &first).map { if case .tooLong = $0 { true } else { false } } == true)
+        #expect(first.readableBytes == 0)
+        var second = ByteBuffer(string: "789\nnext\n")
+        guard case .line(let line) = decoder.next(from: &second) else {
+            Issue.record("no line after the one too long")
+            return
+        }
+        #expect(String(buffer: line) == "next")
+        #expect(decoder.next(from: &second) == nil)
     }
 }

@@ -142,4 +142,27 @@ struct WatermarkBufferTests {
         #expect(buffer.offer(7) {})
         #expect(try await consumer.value == 7)
     }
+
+    /// Several elements offered at once go in together, in order, the first straight to a waiting consumer; past
+    /// the high mark they all still go in, and the producer is told to stop and called back at the low one.
+    @Test func anOfferOfSeveralGoesInWholeAndInOrder() async throws {
+        let buffer = WatermarkBuffer<Int>(low: 1, high: 3)
+        let calls = Atomic<Int>(0)
+        let whenRoom: @Sendable () -> Void = { calls.add(1, ordering: .relaxed) }
+        let consumer = Task { try await buffer.next() }
+        await settle(turns: 100) { false }
+        #expect(buffer.offer(contentsOf: [0, 1, 2], whenRoom: whenRoom))
+        #expect(try await consumer.value == 0)
+        #expect(buffer.offer(contentsOf: [], whenRoom: whenRoom))
+        #expect(!buffer.offer(contentsOf: [3, 4], whenRoom: whenRoom))
+        #expect(try await buffer.next() == 1)
+        #expect(try await buffer.next() == 2)
+        #expect(calls.load(ordering: .relaxed) == 0)
+        #expect(try await buffer.next() == 3)
+        #expect(calls.load(ordering: .relaxed) == 1)
+        buffer.finish()
+        #expect(buffer.offer(contentsOf: [5], whenRoom: whenRoom))
+        #expect(try await buffer.next() == 4)
+        #expect(try await buffer.next() == nil)
+    }
 }
