@@ -781,8 +781,8 @@ def check_systemd_suspend(s, problems, notes):
     """The systemd-suspend scenario (systemd-suspend-test.sh): a suspend to RAM 0.3 s before the end of the second
     of three shakes under shaked.service (Type=notify, WatchdogSec=): the service is neither restarted nor
     re-entered (same main process, NRestarts and ActiveEnterTimestampMonotonic unchanged, no watchdog timeout in
-    the journal) a whole WatchdogSec after the wake-up, the cut shake is cancelled `interrupted` and the later one
-    found, for the socket's subscriber and the D-Bus one alike."""
+    the journal) half a WatchdogSec after the wake-up, the cut shake is cancelled `interrupted` and the later one
+    found, for the socket's subscriber and the D-Bus one alike, and the bus never says the sensor is gone."""
     info = s["info"]
     check_sleeps_named(info, ("shaking",), problems, notes)
     if info.get("service_after") != "active":
@@ -801,8 +801,22 @@ def check_systemd_suspend(s, problems, notes):
         problems.append("the D-Bus subscriber got %s, the socket's %s" % ([label(e) for e in bus], heard))
     elif [e.get("seq") for e in bus] != [e.get("seq") for e in s.get("listen", [])]:
         problems.append("the D-Bus Shake signals' seq numbers differ from the socket's")
-    notes.append("service kept (pid %s, NRestarts %s, WatchdogUSec %s), %d events to the socket and to D-Bus"
-                 % (info.get("pid_after"), info.get("restarts_after"), info.get("watchdog_usec"), len(bus)))
+    # The sensor stays the one in use across the sleep: the bus never says there is none.
+    for line in s.get("dbus", []):
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if message.get("member") == "PropertiesChanged":
+            changed = (message.get("payload", {}).get("data") or [None, {}])[1] or {}
+            if changed.get("HasAccelerometer", {}).get("data") is False:
+                problems.append("the bus said HasAccelerometer false (Sensor %r) while capture went on"
+                                % changed.get("Sensor", {}).get("data"))
+                break
+    notes.append("service kept (pid %s, NRestarts %s, WatchdogUSec %s; last ping %s s before the sleep, %s s of "
+                 "the watchdog left at the thaw), %d events to the socket and to D-Bus"
+                 % (info.get("pid_after"), info.get("restarts_after"), info.get("watchdog_usec"),
+                    info.get("ping_before_sleep"), info.get("watchdog_left"), len(bus)))
 
 
 def check_polled_suspend(s, problems, notes):

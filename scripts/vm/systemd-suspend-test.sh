@@ -40,9 +40,12 @@ wait_line /tmp/ss.feeder "uhid-accel: start" 90 || info "feeder_timeout=1"
 target=$(awk '/-accel: start/ { s = $3 } /-accel: resumed/ { s += $4 } END { printf "%.3f", s + 5.6 }' /tmp/ss.feeder)
 sleep "$(awk -v t="$target" -v n="$(mono)" 'BEGIN { d = t - n; printf "%.3f", (d > 0 ? d : 0) }')"
 say "host wake-after 2"
+ping=$(show WatchdogTimestampMonotonic)  # the daemon's last WATCHDOG=1, in µs of CLOCK_MONOTONIC
 m0=$(mono) b0=$(uptime_s)
 echo mem >/sys/power/state || info "suspend_failed_shaking=1"
 m1=$(mono) b1=$(uptime_s)
+# What was left of WatchdogSec at the thaw: negative, the deadline passed while user space was frozen.
+info "watchdog_left=$(awk -v p="$ping" -v m="$m1" -v w="$(show WatchdogUSec)" 'BEGIN { sub(/s$/, "", w); printf "%.2f", w - (m - p / 1e6) }') ping_before_sleep=$(awk -v p="$ping" -v m="$m0" 'BEGIN { printf "%.2f", m - p / 1e6 }')"
 info "slept_shaking=$(awk -v a="$b0" -v b="$b1" -v c="$m0" -v d="$m1" 'BEGIN { printf "%.2f:%.2f", b - a, d - c }') asleep_shaking=$m0:$m1"
 wait_line /tmp/ss.feeder "uhid-accel: done" 120 || info "feeder_timeout=1"
 # Half a WatchdogSec (10 s) after the wake-up: by then the daemon has pinged (its ping was due during the sleep),
