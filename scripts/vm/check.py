@@ -778,7 +778,7 @@ def bus_shakes(lines):
 
 
 def check_systemd_suspend(s, problems, notes):
-    """The systemd-suspend scenario (systemd-suspend-test.sh): a suspend to RAM 0.3 s before the end of the second
+    """The systemd-suspend scenario (systemd-suspend-test.sh): a suspend to RAM mid second
     of three shakes under shaked.service (Type=notify, WatchdogSec=): the service is neither restarted nor
     re-entered (same main process, NRestarts and ActiveEnterTimestampMonotonic unchanged, no watchdog timeout in
     the journal) half a WatchdogSec after the wake-up, the cut shake is cancelled `interrupted` and the later one
