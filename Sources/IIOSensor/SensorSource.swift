@@ -328,7 +328,7 @@ public final class SensorSource {
                         if receiving {
                             // The polled samples run on another clock: a new stream.
                             receiving = false
-                            report(.broke(reason: "the buffer fell silent"))
+                            report(.broke(reason: "the buffer fell silent", sensorKept: true))
                         }
                     } else if !silentNoticed {
                         logger.warning(
@@ -368,7 +368,7 @@ public final class SensorSource {
                     report(.sample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration))))
                 }
                 if case .broken(_, let reason, let after) = read {
-                    report(.broke(reason: reason))
+                    report(.broke(reason: reason, sensorKept: true))
                     for sample in after {
                         report(.sample(Sample(time: sample.time, acceleration: matrix.apply(sample.acceleration))))
                     }

@@ -19,6 +19,7 @@ public enum SourceEvent: Sendable {
     /// and what to do. The loop retries with back-off.
     case busy(Accelerometer, advice: String)
     /// The stream broke (the sensor vanished or failed, or the source switched sensor or driver), for `reason`:
-    /// the next sample starts a new stream.
-    case broke(reason: String)
+    /// the next sample starts a new stream. `sensorKept` when capture goes on from the same sensor (the system
+    /// slept, the timestamps leapt, a silent buffer gave way to polling): the sensor is still the one in use.
+    case broke(reason: String, sensorKept: Bool = false)
 }

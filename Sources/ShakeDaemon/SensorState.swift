@@ -4,11 +4,12 @@ import NumberFormat
 import ShakeProtocol
 
 /// The daemon's sensor as it follows what the source reports: the sensor in use stays while capture is off for
-/// lack of listeners (idle), and is forgotten only when its stream breaks. A value of its own, decided on by
+/// lack of listeners (idle), and is forgotten only when it vanishes or fails (a break in the stream within a
+/// capture that goes on, such as a sleep, keeps it). A value of its own, decided on by
 /// case, not by comparing the wire's strings; ``info`` is what `hello`, `status` and the bus say of it. No I/O:
 /// the source's loop keeps it in the ``StatusBoard`` and sends the returned lines to systemd.
 enum SensorState: Sendable, Equatable {
-    /// No sensor known (before the source reported one, or after its stream broke).
+    /// No sensor known (before the source reported one, or after it vanished or failed).
     case none
     /// Before the source has reported anything: the accelerometer found as the daemon started, if it looked (a
     /// local sensor, found without opening it). So the first `status` or `hello` after a socket activation says

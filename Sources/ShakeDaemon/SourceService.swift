@@ -123,9 +123,11 @@ final class SourceLoop: Sendable {
             notices.ready(status: status.update { $0.sensor.busy(accelerometer, advice: advice) })
         case .waiting(let reason):
             notices.ready(status: status.change { $0.sensor.waiting(reason) })
-        case .broke(let reason):
+        case .broke(let reason, let sensorKept):
             logger.debug("the stream broke", metadata: ["reason": "\(reason)"])
-            status.change { $0.sensor.streamBroke() }
+            // A break within a capture that goes on (a sleep, a leap of the timestamps) keeps the sensor: status,
+            // hello and the bus's HasAccelerometer and Sensor still name it.
+            if !sensorKept { status.change { $0.sensor.streamBroke() } }
             interrupt()
         case .stopped:
             break

@@ -53,6 +53,7 @@ struct StreamBreakTests {
         var events: [ShakeEvent] = []
         var count = 0
         var breaks: [String] = []
+        var kept: [Bool] = []
         let wakeup = Wakeup()
         source.run(wakeup: wakeup) { report in
             switch report {
@@ -60,8 +61,9 @@ struct StreamBreakTests {
                 count += 1
                 if let event = detector.process(sample) { events.append(event) }
                 if count >= moved.count { wakeup.signal() }
-            case .broke(let reason):
+            case .broke(let reason, let sensorKept):
                 breaks.append(reason)
+                kept.append(sensorKept)
                 if let event = detector.interrupt() { events.append(event) }
             case .capturing, .stopped, .waiting, .busy:
                 break
@@ -70,6 +72,8 @@ struct StreamBreakTests {
         #expect(count == moved.count)
         #expect(breaks.count == 1)
         #expect(breaks.first?.contains("jumped ahead") == true)
+        // Capture goes on from the same sensor: the break says so, and the daemon keeps naming it.
+        #expect(kept == [true])
         #expect(outline(events) == ["began", "cancelled(interrupted)"])
         if events.count == 2 {
             #expect(events[1].time <= leap && events[1].time > leap - 0.05, "\(events)")

@@ -60,6 +60,35 @@ struct EventPathTests {
         }
     }
 
+    /// A sensor whose stream breaks at `breakAt` as `SensorSource` reports a sleep within a capture that goes on
+    /// (`sensorKept`), then delivers the rest of the trace; `seen` is called with the status after the break.
+    final class BreakingCapture: SensorCapture, @unchecked Sendable {
+        let samples: [Sample]
+        let breakAt: Double
+        let status: StatusBoard
+        let done: @Sendable () -> Void
+        private(set) var sensorAfterBreak: SensorState?
+
+        init(samples: [Sample], breakAt: Double, status: StatusBoard, done: @escaping @Sendable () -> Void) {
+            self.samples = samples
+            self.breakAt = breakAt
+            self.status = status
+            self.done = done
+        }
+
+        func peek() -> Accelerometer? { TraceCapture.accelerometer }
+
+        func run(wakeup: Wakeup, lowestRate: Double?, report: (SourceEvent) -> Void) {
+            report(.capturing(TraceCapture.accelerometer, rate: 100))
+            for sample in samples where sample.time < breakAt { report(.sample(sample)) }
+            report(.broke(reason: "the system slept", sensorKept: true))
+            sensorAfterBreak = status.current.sensor
+            for sample in samples where sample.time >= breakAt { report(.sample(sample)) }
+            report(.stopped)
+            done()
+        }
+    }
+
     static let quiet: Logger = {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -112,6 +141,34 @@ struct EventPathTests {
         // The source's reports reach it too: every sample of the capture and the replay, and the sensor.
         #expect(recorder.samples == 2 * samples.count)
         #expect(recorder.sensors == ["iio:device0"])
+    }
+
+    /// A sleep mid-shake within a capture that goes on: the shake is cancelled `interrupted`, and the sensor stays
+    /// the one in use (status, hello and the bus's HasAccelerometer and Sensor name it), as do the events after.
+    @Test func aBreakWithinACaptureKeepsTheSensor() throws {
+        let recorder = RecordingConsumer()
+        let path = EventPath(consumers: [recorder])
+        let shake = try Fixtures.samples("shake-horizontal-100hz.csv")
+        let end = (shake.last?.time ?? 0) + 0.01
+        // The shake, then the same shake again after the break (moved past the first).
+        let samples = shake + shake.map { Sample(time: $0.time + end, acceleration: $0.acceleration) }
+        // Mid-shake: halfway between the first and the last strong sample.
+        let strong = shake.filter { abs($0.acceleration.x) > 15 }.map(\.time)
+        let middle = try (#require(strong.first) + #require(strong.last)) / 2
+        let status = StatusBoard(sensitivity: .medium)
+        let capturing = CaptureSwitch(gate: CaptureGate(printEvents: true, hasSocket: false, alwaysOn: false))
+        let capture = BreakingCapture(
+            samples: samples, breakAt: middle, status: status, done: { capturing.stopForGood() })
+        SourceLoop(
+            input: .capture(open: { capture }, describe: [:]), settings: DetectorSettings(), capture: capturing,
+            status: status, path: path, notices: SystemdNotices(logger: Self.quiet), logger: Self.quiet
+        ).run()
+        #expect(capture.sensorAfterBreak == .capturing(TraceCapture.accelerometer, rate: 100))
+        let events = recorder.events
+        #expect(events.first.map { $0.event.phase } == .began)
+        #expect(events.dropFirst().first.map { $0.event.phase } == .cancelled)
+        #expect(events.dropFirst(2).map(\.event.phase) == [.began, .ended])
+        #expect(events.allSatisfy { $0.origin.sensor == "iio:device0" }, "\(events.map(\.origin))")
     }
 
     @Test func consumersSeeEventsInTheOrderOfTheirNumbersWhicheverThreadPublishes() async {

@@ -44,6 +44,7 @@ SCENARIOS = {
     "iiod-vanish": dict(trace="shake-horizontal-100hz.csv", vanish_at=2.4, remote=True),
     "iiod-link": dict(trace="link.csv", remote=True, link=True),
     "systemd": dict(trace="shakes3.csv", ended=3, systemd=True),
+    "systemd-suspend": dict(trace="shakes3.csv", systemd_suspend=True),
     "relay": dict(trace="relay.csv", ended=3, relay=True),
     "package": dict(trace="relay.csv", ended=3, package=True),
 }
@@ -544,6 +545,9 @@ def check(name, s, spec, args, tmp):
     if spec.get("polled_suspend"):
         check_polled_suspend(s, problems, notes)
         return problems, notes
+    if spec.get("systemd_suspend"):
+        check_systemd_suspend(s, problems, notes)
+        return problems, notes
 
     rows = read_trace(os.path.join(args.traces, spec["trace"]))
     t0 = rows[0][0]
@@ -701,7 +705,11 @@ SUSPEND_EXPECTED = ["began", "ended", "began", "cancelled(interrupted)", "began"
 
 def check_sleeps(info, problems, notes, minimum=1.0):
     """The two suspends' figures (guest-init.sh's suspend_guest): each must have slept `minimum` seconds or more."""
-    for sleep in ("idle", "shaking"):
+    check_sleeps_named(info, ("idle", "shaking"), problems, notes, minimum)
+
+
+def check_sleeps_named(info, sleeps, problems, notes, minimum=1.0):
+    for sleep in sleeps:
         if "suspend_failed_" + sleep in info:
             problems.append("the %s suspend failed" % sleep)
         try:
@@ -746,6 +754,68 @@ def check_suspend(s, problems, notes):
         problems.append("the subscriber got %s, the daemon printed %s" % (heard, printed))
     jumps = sum(1 for line in s["log"] if "[IIOSensor] the timestamps jumped ahead" in line)
     notes.append("%d events to the subscriber, %d timestamp jumps logged" % (len(heard), jumps))
+
+
+def bus_shakes(lines):
+    """The Shake signals among `busctl monitor --json=short` lines, as events like the socket's."""
+    events = []
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if message.get("type") != "signal" or message.get("member") != "Shake":
+            continue
+        data = message.get("payload", {}).get("data", [])
+        if len(data) < 8:
+            continue
+        event = dict(phase=data[0], seq=data[1], time=data[2])
+        if data[0] == "cancelled":
+            event["reason"] = data[7]
+        events.append(event)
+    return events
+
+
+def check_systemd_suspend(s, problems, notes):
+    """The systemd-suspend scenario (systemd-suspend-test.sh): a suspend to RAM mid second
+    of three shakes under shaked.service (Type=notify, WatchdogSec=): the service is neither restarted nor
+    re-entered (same main process, NRestarts and ActiveEnterTimestampMonotonic unchanged, no watchdog timeout in
+    the journal) half a WatchdogSec after the wake-up, the cut shake is cancelled `interrupted` and the later one
+    found, for the socket's subscriber and the D-Bus one alike, and the bus never says the sensor is gone."""
+    info = s["info"]
+    check_sleeps_named(info, ("shaking",), problems, notes)
+    if info.get("service_after") != "active":
+        problems.append("shaked.service is %s after the sleep" % info.get("service_after"))
+    for key in ("pid", "restarts", "entered"):
+        if info.get(key + "_before") != info.get(key + "_after"):
+            problems.append("%s changed across the sleep: %s -> %s"
+                            % (key, info.get(key + "_before"), info.get(key + "_after")))
+    if info.get("journal_watchdog") != "0":
+        problems.append("the journal has %s watchdog timeouts" % info.get("journal_watchdog"))
+    heard = [label(e) for e in s.get("listen", [])]
+    if heard != SUSPEND_EXPECTED:
+        problems.append("the socket's subscriber got %s, expected %s" % (heard, SUSPEND_EXPECTED))
+    bus = bus_shakes(s.get("dbus", []))
+    if [label(e) for e in bus] != heard:
+        problems.append("the D-Bus subscriber got %s, the socket's %s" % ([label(e) for e in bus], heard))
+    elif [e.get("seq") for e in bus] != [e.get("seq") for e in s.get("listen", [])]:
+        problems.append("the D-Bus Shake signals' seq numbers differ from the socket's")
+    # The sensor stays the one in use across the sleep: the bus never says there is none.
+    for line in s.get("dbus", []):
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if message.get("member") == "PropertiesChanged":
+            changed = (message.get("payload", {}).get("data") or [None, {}])[1] or {}
+            if changed.get("HasAccelerometer", {}).get("data") is False:
+                problems.append("the bus said HasAccelerometer false (Sensor %r) while capture went on"
+                                % changed.get("Sensor", {}).get("data"))
+                break
+    notes.append("service kept (pid %s, NRestarts %s, WatchdogUSec %s; last ping %s s before the sleep, %s s of "
+                 "the watchdog left at the thaw), %d events to the socket and to D-Bus"
+                 % (info.get("pid_after"), info.get("restarts_after"), info.get("watchdog_usec"),
+                    info.get("ping_before_sleep"), info.get("watchdog_left"), len(bus)))
 
 
 def check_polled_suspend(s, problems, notes):

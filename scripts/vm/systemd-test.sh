@@ -51,8 +51,10 @@ while IFS= read -r line; do say "log listen: $line"; done </tmp/listen.err
 while IFS= read -r line; do say "sent $line"; done </tmp/sent
 kill $fpid 2>/dev/null
 say "end $(cut -d' ' -f1 /proc/uptime)"
-# The relay scenario, in the same boot (it needs the device above gone).
 wait $fpid 2>/dev/null
+# The systemd-suspend scenario, in the same boot when the host wakes the guest (vm-test.sh's shaked.suspend=1).
+grep -qw shaked.suspend=1 /proc/cmdline && "$lib/systemd-suspend-test.sh"
+# The relay scenario, in the same boot (it needs the devices above gone).
 [ -x "$lib/relay-test.sh" ] && "$lib/relay-test.sh"
 echo "@@ done $(cut -d' ' -f1 /proc/uptime)"
 systemctl poweroff --force --force

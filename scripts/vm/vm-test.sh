@@ -22,7 +22,7 @@ busybox_scenarios="shake-horizontal,shake-vertical,shake-both,shakes3,fling,walk
 # the daemon on the host reading the guest's sensor through iiod.
 host_scenarios="suspend,suspend-polled,iiod,iiod-vanish,iiod-link"
 busybox_scenarios="$busybox_scenarios,$host_scenarios"
-all_scenarios="$busybox_scenarios,systemd,relay"
+all_scenarios="$busybox_scenarios,systemd,systemd-suspend,relay"
 # The package scenario installs the Debian package make deb built (VM_DEB, default .build-deb/out): part of "all"
 # only where there is one.
 deb=${VM_DEB:-$(ls "$root"/.build-deb/out/shaked_*.deb 2>/dev/null | head -1 || true)}
@@ -50,7 +50,7 @@ dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "install ok in
 command -v cpio >/dev/null || need+=(cpio)
 command -v depmod >/dev/null || need+=(kmod)
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
-[[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* || ,$scenarios, == *,package,* || $scenarios == all ]] &&
+[[ ,$scenarios, =~ ,(systemd|systemd-suspend|relay|package), || $scenarios == all ]] &&
   ! command -v mmdebstrap >/dev/null && need+=(mmdebstrap)
 if [ ${#need[@]} -gt 0 ]; then
   echo "vm: installing ${need[*]}"
@@ -173,7 +173,7 @@ if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo && [ "${VM_KVM:-auto}" !
 fi
 [ "$scenarios" = all ] && scenarios=$all_scenarios
 # The busybox guest runs every scenario but "systemd", which boots an image of its own.
-guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx -e systemd -e relay -e package | paste -sd, -) || true
+guest_scenarios=$(tr , '\n' <<<"$scenarios" | grep -vx -e systemd -e systemd-suspend -e relay -e package | paste -sd, -) || true
 log=$cache/serial.log
 : >"$log"
 
@@ -226,7 +226,7 @@ fi
 # The minimal Debian image of the systemd, relay and package scenarios.
 # (named for its packages: a cache made without iio-sensor-proxy is not reused)
 rootfs=$cache/systemd-rootfs-isp.tar
-if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* || ,$scenarios, == *,package,* ]] && [ ! -s "$rootfs" ]; then
+if [[ ,$scenarios, =~ ,(systemd|systemd-suspend|relay|package), ]] && [ ! -s "$rootfs" ]; then
   echo "vm: building the systemd image (mmdebstrap)"
   mmdebstrap --quiet --format=tar --variant=minbase --include=systemd,systemd-sysv,udev,kmod,libiio0,dbus,iio-sensor-proxy \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -235,7 +235,7 @@ if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* || ,$scenarios, =
   mv "$rootfs.part" "$rootfs"
 fi
 
-if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* ]]; then
+if [[ ,$scenarios, =~ ,(systemd|systemd-suspend|relay), ]]; then
   # A minimal Debian with systemd as PID 1 and udev, the project installed by scripts/install.sh (DESTDIR).
   sysroot=$cache/systemd-root
   rm -rf "$sysroot" && mkdir -p "$sysroot"
@@ -256,7 +256,8 @@ if [[ ,$scenarios, == *,systemd,* || ,$scenarios, == *,relay,* ]]; then
   done
   mkdir -p "$sysroot/usr/local/lib/shaked-vm/traces" "$sysroot/etc/systemd/system/multi-user.target.wants" \
     "$sysroot/etc/systemd/system/sockets.target.wants"
-  cp "$cache/bin/uhid-accel" "$cache/bin/monotonic" "$root/scripts/vm/systemd-test.sh" "$root/scripts/vm/relay-test.sh" \
+  cp "$cache/bin/uhid-accel" "$cache/bin/monotonic" "$root/scripts/vm/systemd-test.sh" "$root/scripts/vm/systemd-suspend-test.sh" \
+    "$root/scripts/vm/relay-test.sh" \
     "$sysroot/usr/local/lib/shaked-vm/"
   cp "$traces/shakes3.csv" "$traces/relay.csv" "$sysroot/usr/local/lib/shaked-vm/traces/"
   # iio-sensor-proxy (bookworm's 3.0) ships a D-Bus policy for the user geoclue; without that user dbus.service
@@ -287,7 +288,24 @@ UNIT
   echo shaked-vm >"$sysroot/etc/hostname"
   (cd "$sysroot" && find . | cpio -o -H newc --quiet >"$cache/systemd.cpio")
   echo "vm: booting the systemd image ($(($(stat -c %s "$cache/systemd.cpio") / 1048576)) MiB)"
-  boot "$cache/systemd.cpio" 3072 "systemd.show_status=0"
+  # systemd-suspend: S3 and QEMU's monitor for the host's agent, which wakes the guest (as the suspend scenario).
+  qemu_extra=() agent= suspend_arg=
+  if [[ ,$scenarios, == *,systemd-suspend,* ]]; then
+    rm -rf "$cache/host" && mkdir -p "$cache/host"
+    qemu_extra=(-monitor "unix:$cache/host/monitor.sock,server=on,wait=off" -global PIIX4_PM.disable_s3=0)
+    : >"$cache/serial-part.log"
+    python3 "$root/scripts/vm/host-agent.py" --serial "$cache/serial-part.log" --monitor "$cache/host/monitor.sock" \
+      --out "$cache/host/report.log" --stop "$cache/host/stop" --work "$cache/host" --shaked "$bin/shaked" \
+      --config /dev/null --port 0 &
+    agent=$! suspend_arg=" shaked.suspend=1"
+  fi
+  boot "$cache/systemd.cpio" 3072 "systemd.show_status=0$suspend_arg"
+  if [ -n "$agent" ]; then
+    touch "$cache/host/stop"
+    wait "$agent" || true
+    cat "$cache/host/report.log" >>"$log" 2>/dev/null || true
+  fi
+  qemu_extra=()
 fi
 
 if [[ ,$scenarios, == *,package,* ]]; then
