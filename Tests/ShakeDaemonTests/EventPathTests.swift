@@ -78,7 +78,10 @@ struct EventPathTests {
 
         func peek() -> Accelerometer? { TraceCapture.accelerometer }
 
-        func run(wakeup: Wakeup, lowestRate: Double?, report: (SourceEvent) -> Void) {
+        func run(
+            wakeup: Wakeup, lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void,
+            report: (SourceEvent) -> Void
+        ) {
             report(.capturing(TraceCapture.accelerometer, rate: 100))
             for sample in samples where sample.time < breakAt { report(.sample(sample)) }
             report(.broke(reason: "the system slept", sensorKept: true))
