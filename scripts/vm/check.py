@@ -636,22 +636,22 @@ def check(name, s, spec, args, tmp):
             problems.append("the detector gave %s for irregular sampling (the samples: %s)" % (got, path))
     else:
         peak_tol = (lambda p: 0.05 * p + quantum) if kxcjk else (lambda p: 0.1 * p)
-        differences = []
-        max_dt, max_dp = compare(vm, expected, 0.1, peak_tol, differences, axis=kxcjk)
-        if differences and lateness > LATE_LIMIT:
+        mismatches = []
+        max_dt, max_dp = compare(vm, expected, 0.1, peak_tol, mismatches, axis=kxcjk)
+        if mismatches and lateness > LATE_LIMIT:
             # The guest delivered the trace late (emulation): the input differed from the file, and the check as
             # delivered above already holds the daemon to account for what it got.
             notes.append("WARNING: differs from the trace as recorded, delivered up to %.0f ms late: %s"
-                         % (lateness * 1000, "; ".join(differences)))
-        elif differences and input_differs:
+                         % (lateness * 1000, "; ".join(mismatches)))
+        elif mismatches and input_differs:
             # The rows as sent were on time within the limit, yet the detector alone, given them, already
             # differs from the trace as recorded, as the daemon did: the check as delivered above holds the daemon
             # to account; what remains is the detector's sensitivity to a few milliseconds of delivery jitter.
             notes.append("WARNING: differs from the trace as recorded (%s), as `shakectl detect` does on the rows as "
                          "delivered (%s): the detector is sensitive to the guest's delivery jitter"
-                         % ("; ".join(differences), "; ".join(input_differs)))
-        elif differences:
-            problems.append("against the trace as recorded: " + "; ".join(differences))
+                         % ("; ".join(mismatches), "; ".join(input_differs)))
+        elif mismatches:
+            problems.append("against the trace as recorded: " + "; ".join(mismatches))
         elif max_dt is not None:
             notes.append("as recorded: max dt %.0f ms, max dpeak %.2f" % (max_dt * 1000, max_dp))
     if "ended" in spec and not spec.get("irregular"):
@@ -935,11 +935,11 @@ def check_link(s, spec, args, tmp, problems, notes):
     expected = detect(args.shakectl, quantized(rows, HID_QUANTUM), tmp, "link.csv")
     if starts and len(s["events"]) >= 4 and len(expected) >= 4:
         vm = [dict(e, time=e["time"] - starts[0] + rows[0][0]) for e in s["events"][-4:]]
-        differences = []
-        compare(vm, expected[-4:], 0.1, lambda p: 0.1 * p, differences, axis=False)
-        if differences:
+        mismatches = []
+        compare(vm, expected[-4:], 0.1, lambda p: 0.1 * p, mismatches, axis=False)
+        if mismatches:
             notes.append("WARNING: the shakes after the link's returns differ from the trace as recorded: "
-                         + "; ".join(differences))
+                         + "; ".join(mismatches))
     notes.append("; ".join(figures))
 
 
