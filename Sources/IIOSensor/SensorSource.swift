@@ -61,6 +61,8 @@ public final class SensorSource {
     /// Called before each wait for samples while capturing, whether samples come or not (at least every 0.25 s
     /// with a buffer, every sample interval when polling).
     public var beforeRead: () -> Void = {}
+    /// When the relay reads while only it reads the sensor (``BufferedDriver/relayTiming``).
+    public var relayTiming: (any RelayReadTiming)?
     /// The programs holding a device node (`/dev/iio:deviceN`).
     public var findHolders: (String) -> [DeviceHolders.Holder] = { DeviceHolders.find($0) }
     /// The running programs known to use accelerometers, for when the holder cannot be seen.
@@ -304,6 +306,7 @@ public final class SensorSource {
             beforeRead()
             if let buffered = driver as? BufferedDriver {
                 buffered.mode = ReadPacing.mode(relayOnly: lowestRate != nil, motionUnderWay: motionUnderWay())
+                buffered.relayTiming = relayTiming
             }
             let read: DriverRead
             do {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import BlockingWork
+import IIOModel
 import IIOSensor
 import Logging
 import UInput
@@ -23,6 +24,11 @@ final class RelayReaders: Sendable {
         var madeAt = 0.0
         var unwatchable: String?
         var unwatchableNoted = false
+        /// When capture reads for the relay alone: the phase of iio-sensor-proxy's opens.
+        var phase = PollPhase()
+        /// Opens and closes drained for the phase, not yet seen by ``RelayDemand``.
+        var opens = 0
+        var closes = 0
     }
 
     /// Seconds after the device was made past which a node that still cannot be watched is logged (udev gives
@@ -57,6 +63,7 @@ final class RelayReaders: Sendable {
             state.unwatchable = nil
             state.unwatchableNoted = false
             state.nextCheck = -Double.infinity
+            state.phase.forget()
             Self.watch(&state)
         }
         capture.update { $0.relayReadChanged(true) }
@@ -68,6 +75,7 @@ final class RelayReaders: Sendable {
             state.systemName = nil
             state.watch = nil
             state.demand = nil
+            state.phase.forget()
         }
         capture.update { $0.relayReadChanged(true) }
     }
@@ -90,9 +98,12 @@ final class RelayReaders: Sendable {
                 state.demand = RelayDemand(createdAt: now)
                 return (nil, nil, state.watch?.path)
             }
-            guard let watch = state.watch else { return (nil, nil, nil) }
-            let (opens, closes) = watch.drain()
-            return (state.demand?.observed(opens: opens, closes: closes, at: now), nil, nil)
+            guard state.watch != nil else { return (nil, nil, nil) }
+            Self.drain(&state)
+            defer { (state.opens, state.closes) = (0, 0) }
+            let change = state.demand?.observed(opens: state.opens, closes: state.closes, at: now)
+            if change == .unread { state.phase.forget() }
+            return (change, nil, nil)
         }
         if let why = outcome.unwatchable {
             logger.warning(
@@ -129,8 +140,23 @@ final class RelayReaders: Sendable {
         ]
         let result = Readiness.wait(&fds, timeout: .seconds(3600))
         if idle.isSignalled { return true }
-        if case .success(let ready) = result, ready > 0, fds[1].revents != 0 { check(now: true) }
+        if case .success(let ready) = result, ready > 0, fds[1].revents != 0 {
+            // The claim's first open, timed as it happened: the phase of the polls to come.
+            _ = watchReady(at: monotonic())
+            check(now: true)
+        }
         return idle.isSignalled
+    }
+
+    /// Adds what the watch holds to the opens and closes not yet seen by ``RelayDemand``.
+    /// - Returns: the opens drained.
+    @discardableResult
+    private static func drain(_ state: inout State) -> Int {
+        guard let watch = state.watch else { return 0 }
+        let (opens, closes) = watch.drain()
+        state.opens += opens
+        state.closes += closes
+        return opens
     }
 
     private static func watch(_ state: inout State) {
@@ -142,6 +168,27 @@ final class RelayReaders: Sendable {
             state.watch = try InputNodeWatch(watching: name)
         } catch {
             state.unwatchable = "\(error)"
+        }
+    }
+}
+
+/// The relay's reads just before iio-sensor-proxy's polls (``PollPhase``), while the relay's node is watched and
+/// read.
+extension RelayReaders: RelayReadTiming {
+    func nextRead(now: Double) -> (plan: PollPhase.Plan, watch: Int32?)? {
+        state.withLock { state in
+            guard state.demand?.isRead == true, let watch = state.watch else { return nil }
+            // What came before the wait is not the open it waits for.
+            Self.drain(&state)
+            return (state.phase.plan(now: now), watch.fileDescriptor)
+        }
+    }
+
+    func watchReady(at time: Double) -> Bool {
+        state.withLock { state in
+            guard Self.drain(&state) > 0 else { return false }
+            state.phase.opened(at: time)
+            return true
         }
     }
 }

@@ -103,7 +103,7 @@ final class SourceLoop: Sendable {
                 beforeRead: { [self] in
                     relay?.readers.check()
                     relay?.flush()
-                })
+                }, relayTiming: relay?.readers)
             captureWhileListened(source)
         case .replay(let path, let speed, let loop):
             let replay = TraceReplay(path: path, speed: speed, loop: loop, logger: logger)
@@ -214,17 +214,23 @@ protocol SensorCapture {
     /// Captures until `wakeup` is signalled, reporting samples and the sensor's state in order.
     func run(wakeup: Wakeup, lowestRate: Double?, report: (SourceEvent) -> Void)
     /// What capture asks as it goes: whether the detector follows a motion (before each read of a buffer), and
-    /// a call before each wait for samples.
-    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void)
+    /// a call before each wait for samples, and when the relay's reads happen while only it reads.
+    func attend(
+        motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void, relayTiming: (any RelayReadTiming)?)
 }
 
 extension SensorCapture {
-    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void) {}
+    func attend(
+        motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void, relayTiming: (any RelayReadTiming)?
+    ) {}
 }
 
 extension SensorSource: SensorCapture {
-    func attend(motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void) {
+    func attend(
+        motionUnderWay: @escaping () -> Bool, beforeRead: @escaping () -> Void, relayTiming: (any RelayReadTiming)?
+    ) {
         self.motionUnderWay = motionUnderWay
         self.beforeRead = beforeRead
+        self.relayTiming = relayTiming
     }
 }
