@@ -10,8 +10,11 @@
 /// (a wait that the read would have cost anyway: the open is seen without a wake-up of its own). That read
 /// comes just after a poll, so it serves the next one, ``period`` old, and the poll after that is read for
 /// as usual: one poll in ``probeEvery`` takes an older value, and reads stay one a poll. The period is learnt
-/// from the timed opens (a poll interval other than 700 ms is followed), a late or missed open costs one
-/// poll's freshness, and without a phase (none timed yet, or the opens stopped coming) a read waits for the
+/// from the timed opens, as the mean interval between them: GLib sets each timeout from its late dispatch,
+/// so the opens drift later by every delay (700 ms polls came up to 0.93 s apart under emulation), and a
+/// period of 700 ms would let the reads slide a whole poll early within seconds; the timed opens every
+/// ``probeEvery`` reads bound that drift. A poll interval other than 700 ms is followed (from two gaps in a
+/// row that agree), a late or missed open costs one poll's freshness, and without a phase (none timed yet, or the opens stopped coming) a read waits for the
 /// open, at most one ``period``: as often as before, never more.
 public struct PollPhase: Sendable, Equatable {
     /// The next read.
@@ -45,6 +48,8 @@ public struct PollPhase: Sendable, Equatable {
     /// Waits for an open that ended without one, in a row.
     public private(set) var misses = 0
 
+    /// A gap between two timed opens far from ``period``, waiting for a second like it.
+    private var candidate: Double?
     /// Waits for an open in a row that end without one before the phase counts as unknown.
     public static let missLimit = 2
     /// The shortest and longest period believed.
@@ -52,7 +57,7 @@ public struct PollPhase: Sendable, Equatable {
 
     /// - Parameters:
     ///   - period: iio-sensor-proxy's poll interval until one is measured (700 ms).
-    public init(period: Double = 0.7, lead: Double = 0.08, probeEvery: Int = 16) {
+    public init(period: Double = 0.7, lead: Double = 0.08, probeEvery: Int = 4) {
         self.period = Self.periods.contains(period) ? period : 0.7
         self.lead = min(max(0, lead.isFinite ? lead : 0), self.period / 4)
         self.probeEvery = max(1, probeEvery)
@@ -61,7 +66,9 @@ public struct PollPhase: Sendable, Equatable {
     /// The node was seen opened at `time` (monotonic seconds), as it happened: it teaches the phase, and with
     /// the open timed before it the period (a period far from the one believed only from two opens in a row).
     /// A read waiting for an open made the read at `time`.
-    public mutating func opened(at time: Double) {
+    /// - Parameter polls: the opens seen since the last timed one, this one included, when they were counted:
+    ///   the polls between the two (else guessed from ``period``, which a drift of a poll or more would fool).
+    public mutating func opened(at time: Double, polls counted: Int? = nil) {
         guard time.isFinite else { return }
         if waitingUntil != nil {
             waitingUntil = nil
@@ -69,18 +76,33 @@ public struct PollPhase: Sendable, Equatable {
         }
         if let last = lastOpen, time > last {
             let gap = time - last
-            let polls = (gap / period).rounded()
-            if polls >= 1, polls <= 64 {
-                let measured = gap / polls
-                if abs(measured - period) <= period * 0.1 {
-                    // Jitter: halfway towards what was measured.
-                    period += (measured - period) / 2
+            if let counted, counted >= 1, counted <= 64, Self.periods.contains(gap / Double(counted)) {
+                // The mean interval over the polls counted, late dispatches included (the opens drift by them);
+                // one interval, jittery, halfway once a period is known.
+                let measured = gap / Double(counted)
+                period += (measured - period) * (counted >= 2 || !periodMeasured ? 1 : 0.5)
+                periodMeasured = true
+                candidate = nil
+            } else if counted != nil {
+                // Not a believable poll interval: nothing learnt.
+            } else if counted == nil, abs(gap / max(1, (gap / period).rounded()) - period) <= period / 4,
+                (gap / period).rounded() <= 64, periodMeasured || (gap / period).rounded() <= 1
+            {
+                // Over several polls the mean interval: taken; one interval, jittery: halfway.
+                let polls = max(1, (gap / period).rounded())
+                period += (gap / polls - period) * (polls >= 2 ? 1 : 0.5)
+                periodMeasured = true
+                candidate = nil
+            } else if Self.periods.contains(gap), gap < period * 2 {
+                // Another poll interval than believed, or a first open that was no poll (iio-sensor-proxy reads a
+                // device it finds): taken once two gaps in a row agree.
+                if let candidate, abs(gap - candidate) <= candidate / 10 {
+                    period = (gap + candidate) / 2
                     periodMeasured = true
-                } else if polls == 1 || !periodMeasured, Self.periods.contains(gap), gap < period * 2 {
-                    // Another poll interval than believed: taken from two opens in a row (the first two timed
-                    // are: the wait for the second lasts until no poll interval near the one believed is left).
-                    period = gap
-                    periodMeasured = true
+                    self.candidate = nil
+                } else {
+                    candidate = gap
+                    periodMeasured = false
                 }
             }
         }

@@ -29,6 +29,8 @@ final class RelayReaders: Sendable {
         /// Opens and closes drained for the phase, not yet seen by ``RelayDemand``.
         var opens = 0
         var closes = 0
+        /// Opens drained since the last one timed: the polls between two timed opens.
+        var opensSinceTimed = 0
     }
 
     /// Seconds after the device was made past which a node that still cannot be watched is logged (udev gives
@@ -64,6 +66,7 @@ final class RelayReaders: Sendable {
             state.unwatchableNoted = false
             state.nextCheck = -Double.infinity
             state.phase.forget()
+            state.opensSinceTimed = 0
             Self.watch(&state)
         }
         capture.update { $0.relayReadChanged(true) }
@@ -156,6 +159,7 @@ final class RelayReaders: Sendable {
         let (opens, closes) = watch.drain()
         state.opens += opens
         state.closes += closes
+        state.opensSinceTimed += opens
         return opens
     }
 
@@ -187,7 +191,8 @@ extension RelayReaders: RelayReadTiming {
     func watchReady(at time: Double) -> Bool {
         state.withLock { state in
             guard Self.drain(&state) > 0 else { return false }
-            state.phase.opened(at: time)
+            state.phase.opened(at: time, polls: state.phase.lastOpen == nil ? nil : state.opensSinceTimed)
+            state.opensSinceTimed = 0
             return true
         }
     }
