@@ -12,7 +12,9 @@ import UInput
 /// Whether anything reads the relay's input device, followed from the opens of its evdev node (``RelayDemand``
 /// decides, ``InputNodeWatch`` counts), and the capture told: while nothing reads it, the relay does not keep the
 /// sensor on. The watch is drained at most once a second from the source's thread while it captures (no wake-up
-/// of its own), and waited on by that thread while capture is off for this reason alone.
+/// of its own), and before each read while only the relay reads; it is waited on by that thread while capture is
+/// off for this reason alone, and by a read planned at the next open. The opens seen as they happen time
+/// iio-sensor-proxy's polls, just before which those reads come (``PollPhase``, as ``RelayReadTiming``).
 final class RelayReaders: Sendable {
     private struct State: Sendable {
         /// The relay's input device (`input7`) while it exists.
