@@ -9,10 +9,11 @@
 ///   short steps, so that `ended` (and a `began` decided at a reversal) reaches subscribers within a few
 ///   hundredths of a second of the sample that decides it. A shake lasts a second or two.
 /// - `relay`: only the relay to iio-sensor-proxy reads the sensor, which iio-sensor-proxy itself reads every
-///   700 ms: one read per iio-sensor-proxy read, so that what it reads is at most 0.7 s old and a turn of the
-///   device reaches it within 1.4 s (one read a second let it lag up to 1.7 s; the first turn after a claim
-///   came 1.94-2.10 s after its end in the VM, with the kernel buffer then dropping the newest scans). About 1.4
-///   wake-ups a second, within the relay's budget of 2.
+///   700 ms: one read per iio-sensor-proxy read (one read a second let a turn lag up to 1.7 s; the first turn
+///   after a claim came 1.94-2.10 s after its end in the VM, with the kernel buffer then dropping the newest
+///   scans). About 1.4 wake-ups a second, within the relay's budget of 2. The daemon times these reads to just
+///   before iio-sensor-proxy's polls (``PollPhase``); this interval is for when it cannot (no watch of the
+///   relay's node).
 ///
 /// An interval is never shorter than one scan: a read sooner would find nothing and wait on the buffer.
 public struct ReadPacing: Sendable, Hashable {

@@ -49,6 +49,9 @@ public final class BufferedDriver: SensorDriver {
     /// How the next read is paced: set by the capture loop before each ``next(wakeup:)`` (`relay` when only the
     /// relay reads).
     public var mode: ReadPacing.Mode
+    /// When the relay's reads happen while ``mode`` is `relay` (just before iio-sensor-proxy's polls,
+    /// ``PollPhase``); nil: every ``ReadPacing/relay`` seconds.
+    public var relayTiming: (any RelayReadTiming)?
     private var lastRead: ContinuousClock.Instant?
     /// Seconds between two scans' timestamps past which the clock counts as having jumped ahead.
     private let jumpLimit: Double
@@ -147,9 +150,13 @@ public final class BufferedDriver: SensorDriver {
     public func next(wakeup: Wakeup) throws(SensorFailure) -> DriverRead {
         // (a remote buffer's blocking read paces itself: sleeping before it would let scans pile up at iiod)
         if let pacing, let lastRead, !buffer.readsBlock {
-            let readInterval = Duration.microseconds(Int64((pacing.interval(mode, rate: rate) * 1e6).rounded()))
-            let remaining = ContinuousClock.now.duration(to: lastRead + readInterval)
-            if remaining > .zero, wakeup.sleep(for: remaining) { return .stopped }
+            if mode == .relay, let timing = relayTiming, let next = timing.nextRead(now: monotonic()) {
+                if waitForRelayRead(next.plan, watch: next.watch, timing: timing, wakeup: wakeup) { return .stopped }
+            } else {
+                let readInterval = Duration.microseconds(Int64((pacing.interval(mode, rate: rate) * 1e6).rounded()))
+                let remaining = ContinuousClock.now.duration(to: lastRead + readInterval)
+                if remaining > .zero, wakeup.sleep(for: remaining) { return .stopped }
+            }
             // A read's worth of time has passed: take what is there (non-blocking), without waiting for the
             // watermark — a poll would wake at every scan still to come.
             if let read = deliver(try readAll()) { return read }
@@ -177,6 +184,50 @@ public final class BufferedDriver: SensorDriver {
         case .ready:
             if let read = deliver(try readAll()) { return read }
             return try checkSilence()
+        }
+    }
+
+    /// The longest wait for a relay's read, seconds: a plan gone wrong costs a late read, never a stalled capture.
+    static let longestRelayWait = 2.0
+
+    /// Waits until the relay's read is due as `plan` says: its time, or (with `watch`) the open of the relay's
+    /// node seen before it (an open of another input node waits on). One wake-up either way.
+    /// - Returns: true when `wakeup` was signalled.
+    private func waitForRelayRead(
+        _ plan: PollPhase.Plan, watch: Int32?, timing: any RelayReadTiming, wakeup: Wakeup
+    ) -> Bool {
+        var watch = watch
+        let until: Double
+        switch plan {
+        case .read(let at):
+            until = at
+            watch = nil
+        case .readAtOpen(let end):
+            until = end
+        }
+        let deadline = min(until, monotonic() + Self.longestRelayWait)
+        while true {
+            let remaining = deadline - monotonic()
+            guard remaining > 0, remaining.isFinite else { return wakeup.isSignalled }
+            let duration = Duration.microseconds(Int64((remaining * 1e6).rounded(.up)))
+            guard let descriptor = watch else { return wakeup.sleep(for: duration) }
+            var descriptors = [
+                pollfd(fd: wakeup.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            let result = Readiness.wait(&descriptors, timeout: duration)
+            if wakeup.isSignalled { return true }
+            guard case .success(let ready) = result else {
+                watch = nil
+                continue
+            }
+            guard ready > 0 else { return false }
+            if descriptors[1].revents & Int16(POLLIN) == 0 {
+                // An error on the watch: its time alone.
+                watch = nil
+            } else if timing.watchReady(at: monotonic()) {
+                return false
+            }
         }
     }
 

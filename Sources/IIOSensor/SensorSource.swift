@@ -112,10 +112,11 @@ public final class SensorSource {
     ///     come in short steps then, so that its decisions are not held back (``ReadPacing``).
     ///   - beforeRead: called before each wait for samples while capturing, whether samples come or not (at least
     ///     every 0.25 s with a buffer, every sample interval when polling).
+    ///   - relayTiming: when the relay's reads happen while only it reads the sensor (``BufferedDriver/relayTiming``).
     ///   - report: each sample and each change of the sensor's state, in order, on the calling thread.
     public func run(
         wakeup: Wakeup, lowestRate: Double? = nil, motionUnderWay: () -> Bool = { false }, beforeRead: () -> Void = {},
-        report: (SourceEvent) -> Void
+        relayTiming: (any RelayReadTiming)? = nil, report: (SourceEvent) -> Void
     ) {
         while !wakeup.isSignalled {
             let fingerprint = backend.devicesFingerprint()
@@ -172,7 +173,7 @@ public final class SensorSource {
             lastNotice = nil
             let outcome = capture(
                 selection, context: context, fingerprint: fingerprint, wakeup: wakeup, lowestRate: lowestRate,
-                motionUnderWay: motionUnderWay, beforeRead: beforeRead, report: report)
+                motionUnderWay: motionUnderWay, beforeRead: beforeRead, relayTiming: relayTiming, report: report)
             switch outcome {
             case .stopped:
                 return
@@ -213,7 +214,8 @@ public final class SensorSource {
 
     private func capture(
         _ selection: DeviceSelection, context: any IIOContextHandle, fingerprint: String?, wakeup: Wakeup,
-        lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void, report: (SourceEvent) -> Void
+        lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void, relayTiming: (any RelayReadTiming)?,
+        report: (SourceEvent) -> Void
     ) -> CaptureOutcome {
         var accelerometer = selection.accelerometer
         turnOffLeftBuffer(accelerometer, context: context)
@@ -305,6 +307,7 @@ public final class SensorSource {
             beforeRead()
             if let buffered = driver as? BufferedDriver {
                 buffered.mode = ReadPacing.mode(relayOnly: lowestRate != nil, motionUnderWay: motionUnderWay())
+                buffered.relayTiming = relayTiming
             }
             let read: DriverRead
             do {

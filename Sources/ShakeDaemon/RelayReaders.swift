@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import BlockingWork
+import IIOModel
 import IIOSensor
 import Logging
 import UInput
@@ -11,7 +12,9 @@ import UInput
 /// Whether anything reads the relay's input device, followed from the opens of its evdev node (``RelayDemand``
 /// decides, ``InputNodeWatch`` counts), and the capture told: while nothing reads it, the relay does not keep the
 /// sensor on. The watch is drained at most once a second from the source's thread while it captures (no wake-up
-/// of its own), and waited on by that thread while capture is off for this reason alone.
+/// of its own), and before each read while only the relay reads; it is waited on by that thread while capture is
+/// off for this reason alone, and by a read planned at the next open. The opens seen as they happen time
+/// iio-sensor-proxy's polls, just before which those reads come (``PollPhase``, as ``RelayReadTiming``).
 final class RelayReaders: Sendable {
     private struct State: Sendable {
         /// The relay's input device (`input7`) while it exists.
@@ -23,6 +26,13 @@ final class RelayReaders: Sendable {
         var madeAt = 0.0
         var unwatchable: String?
         var unwatchableNoted = false
+        /// When capture reads for the relay alone: the phase of iio-sensor-proxy's opens.
+        var phase = PollPhase()
+        /// Opens and closes drained for the phase, not yet seen by ``RelayDemand``.
+        var opens = 0
+        var closes = 0
+        /// Opens drained since the last one timed: the polls between two timed opens.
+        var opensSinceTimed = 0
     }
 
     /// Seconds after the device was made past which a node that still cannot be watched is logged (udev gives
@@ -57,6 +67,8 @@ final class RelayReaders: Sendable {
             state.unwatchable = nil
             state.unwatchableNoted = false
             state.nextCheck = -Double.infinity
+            state.phase.forget()
+            state.opensSinceTimed = 0
             Self.watch(&state)
         }
         capture.update { $0.relayReadChanged(true) }
@@ -68,6 +80,7 @@ final class RelayReaders: Sendable {
             state.systemName = nil
             state.watch = nil
             state.demand = nil
+            state.phase.forget()
         }
         capture.update { $0.relayReadChanged(true) }
     }
@@ -90,9 +103,12 @@ final class RelayReaders: Sendable {
                 state.demand = RelayDemand(createdAt: now)
                 return (nil, nil, state.watch?.path)
             }
-            guard let watch = state.watch else { return (nil, nil, nil) }
-            let (opens, closes) = watch.drain()
-            return (state.demand?.observed(opens: opens, closes: closes, at: now), nil, nil)
+            guard state.watch != nil else { return (nil, nil, nil) }
+            Self.drain(&state)
+            defer { (state.opens, state.closes) = (0, 0) }
+            let change = state.demand?.observed(opens: state.opens, closes: state.closes, at: now)
+            if change == .unread { state.phase.forget() }
+            return (change, nil, nil)
         }
         if let why = outcome.unwatchable {
             logger.warning(
@@ -129,8 +145,24 @@ final class RelayReaders: Sendable {
         ]
         let result = Readiness.wait(&fds, timeout: .seconds(3600))
         if idle.isSignalled { return true }
-        if case .success(let ready) = result, ready > 0, fds[1].revents != 0 { check(now: true) }
+        if case .success(let ready) = result, ready > 0, fds[1].revents != 0 {
+            // The claim's first open, timed as it happened: the phase of the polls to come.
+            _ = watchReady(at: monotonic())
+            check(now: true)
+        }
         return idle.isSignalled
+    }
+
+    /// Adds what the watch holds to the opens and closes not yet seen by ``RelayDemand``.
+    /// - Returns: the opens drained.
+    @discardableResult
+    private static func drain(_ state: inout State) -> Int {
+        guard let watch = state.watch else { return 0 }
+        let (opens, closes) = watch.drain()
+        state.opens += opens
+        state.closes += closes
+        state.opensSinceTimed += opens
+        return opens
     }
 
     private static func watch(_ state: inout State) {
@@ -142,6 +174,28 @@ final class RelayReaders: Sendable {
             state.watch = try InputNodeWatch(watching: name)
         } catch {
             state.unwatchable = "\(error)"
+        }
+    }
+}
+
+/// The relay's reads just before iio-sensor-proxy's polls (``PollPhase``), while the relay's node is watched and
+/// read.
+extension RelayReaders: RelayReadTiming {
+    func nextRead(now: Double) -> (plan: PollPhase.Plan, watch: Int32?)? {
+        state.withLock { state in
+            guard state.demand?.isRead == true, let watch = state.watch else { return nil }
+            // What came before the wait is not the open it waits for.
+            Self.drain(&state)
+            return (state.phase.plan(now: now), watch.fileDescriptor)
+        }
+    }
+
+    func watchReady(at time: Double) -> Bool {
+        state.withLock { state in
+            guard Self.drain(&state) > 0 else { return false }
+            state.phase.opened(at: time, polls: state.phase.lastOpen == nil ? nil : state.opensSinceTimed)
+            state.opensSinceTimed = 0
+            return true
         }
     }
 }

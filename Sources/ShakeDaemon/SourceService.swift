@@ -149,8 +149,8 @@ final class SourceLoop: Sendable {
             }
             let (stop, lowRate) = capture.captureBegins()
             if lowRate { logger.info("only the relay reads the sensor: capturing at its low rate") }
-            // Reads come in short steps while the detector follows a motion (ReadPacing); whether the relay is
-            // read is looked at before every wait for samples, samples or not (a silent sensor delivers none).
+            // Reads come in short steps while the detector follows a motion (ReadPacing), and while only the relay
+            // reads, just before iio-sensor-proxy's polls (the opens of its node, `relayTiming`).
             source.run(
                 wakeup: stop, lowestRate: lowRate ? AccelerometerRelay.minimumRate : nil,
                 motionUnderWay: { detector.withLock { $0.isMotionUnderWay } },
@@ -159,7 +159,7 @@ final class SourceLoop: Sendable {
                     // silent sensor delivers none), and the relay's newest reading of the last read handed over.
                     relay?.readers.check()
                     relay?.flush()
-                }, report: handle)
+                }, relayTiming: relay?.readers, report: handle)
             capture.waitEnded()
             // The stream ends with the capture: a shake in progress is interrupted.
             interrupt()
@@ -215,10 +215,10 @@ protocol SensorCapture {
     func peek() -> Accelerometer?
     /// Captures until `wakeup` is signalled, reporting samples and the sensor's state in order. As it goes it asks
     /// `motionUnderWay` whether the detector follows a motion (before each read of a buffer), and calls
-    /// `beforeRead` before each wait for samples.
+    /// `beforeRead` before each wait for samples, and times the relay's reads by `relayTiming`.
     func run(
         wakeup: Wakeup, lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void,
-        report: (SourceEvent) -> Void)
+        relayTiming: (any RelayReadTiming)?, report: (SourceEvent) -> Void)
 }
 
 extension SensorSource: SensorCapture {}

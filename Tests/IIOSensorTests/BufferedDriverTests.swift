@@ -4,6 +4,7 @@ import Foundation
 import IIOModel
 import IIOSensor
 import ShakeDetection
+import Synchronization
 import Testing
 
 /// What the buffered driver asks of the kernel before it enables a buffer, the clock of its sample times, and
@@ -169,5 +170,75 @@ struct BufferedDriverTests {
         world.state.withLock { $0.devices[0].reads = [read] }
         wakeup.signal()
         #expect(try driver.next(wakeup: wakeup) == .stopped)
+    }
+
+    /// While only the relay reads, a read waits as its timing plans (``PollPhase``): one that waits for the open
+    /// of the relay's node happens as soon as the node is seen opened, and the open is reported with its time.
+    @Test func theRelaysReadWaitsForTheOpenOfItsNodeWhenPlannedSo() throws {
+        let (world, accelerometer) = world()
+        let read = layout.encode(x: 0, y: 981, z: 0, timestamp: 1)
+        world.state.withLock { $0.devices[0].reads = [read, read, read] }
+        let context = try FakeBackend(world: world).makeContext()
+        let driver = try BufferedDriver(
+            accelerometer: accelerometer, context: context, rate: 5, logger: quietLogger, monotonic: world.clock,
+            relayOnly: true)
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let timing = PlannedTiming(watch: ends[0])
+        driver.relayTiming = timing
+        let wakeup = Wakeup()
+        // The first read: at once (nothing planned yet).
+        guard case .samples = try driver.next(wakeup: wakeup) else {
+            Issue.record("the first read delivered nothing")
+            return
+        }
+        // The node opened: the read planned at its open (or in an hour) happens now.
+        var byte: UInt8 = 1
+        #expect(write(ends[1], &byte, 1) == 1)
+        guard case .samples = try driver.next(wakeup: wakeup) else {
+            Issue.record("the read at the open delivered nothing")
+            return
+        }
+        #expect(timing.state.withLock { $0.plans } == 1)
+        #expect(timing.state.withLock { $0.opens } == 1)
+        // A read planned for a time past: at once, without the watch.
+        timing.state.withLock { $0.next = PollPhase.Plan.read(at: 0) }
+        guard case .samples = try driver.next(wakeup: wakeup) else {
+            Issue.record("the planned read delivered nothing")
+            return
+        }
+        #expect(timing.state.withLock { $0.plans } == 2)
+    }
+}
+
+/// A relay timing that plans what it is told, and counts the opens reported.
+final class PlannedTiming: RelayReadTiming {
+    struct State {
+        var next: PollPhase.Plan = .readAtOpen(until: 1e9)
+        var plans = 0
+        var opens = 0
+    }
+    let state = Mutex(State())
+    let watch: Int32
+
+    init(watch: Int32) { self.watch = watch }
+
+    func nextRead(now: Double) -> (plan: PollPhase.Plan, watch: Int32?)? {
+        state.withLock { state in
+            state.plans += 1
+            if case .readAtOpen = state.next { return (.readAtOpen(until: now + 3600), watch) }
+            return (state.next, watch)
+        }
+    }
+
+    func watchReady(at time: Double) -> Bool {
+        var byte: UInt8 = 0
+        guard read(watch, &byte, 1) == 1 else { return false }
+        state.withLock { $0.opens += 1 }
+        return true
     }
 }

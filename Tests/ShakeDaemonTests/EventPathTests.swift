@@ -51,7 +51,7 @@ struct EventPathTests {
 
         func run(
             wakeup: Wakeup, lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void,
-            report: (SourceEvent) -> Void
+            relayTiming: (any RelayReadTiming)?, report: (SourceEvent) -> Void
         ) {
             report(.capturing(Self.accelerometer, rate: 100))
             for sample in samples { report(.sample(sample)) }
@@ -80,7 +80,7 @@ struct EventPathTests {
 
         func run(
             wakeup: Wakeup, lowestRate: Double?, motionUnderWay: () -> Bool, beforeRead: () -> Void,
-            report: (SourceEvent) -> Void
+            relayTiming: (any RelayReadTiming)?, report: (SourceEvent) -> Void
         ) {
             report(.capturing(TraceCapture.accelerometer, rate: 100))
             for sample in samples where sample.time < breakAt { report(.sample(sample)) }
