@@ -5,7 +5,7 @@
 # its monitor to scripts/vm/host-agent.py). shaked.service (Type=notify, WatchdogSec=) runs with two
 # subscribers, `shakectl listen` through the socket and `busctl monitor` of the daemon's D-Bus name, while a HID
 # accelerometer plays three shakes (--pause-idle: the trace holds while the guest sleeps); the guest suspends to
-# RAM mid second shake (the feeder stopped there) and the host wakes it 2 s after QEMU says it is suspended.
+# RAM mid second shake (the feeder stopped there) and the host wakes it 3 s after QEMU says it is suspended.
 # Reports "@@ systemd-suspend ..." lines on the serial console.
 name=systemd-suspend
 lib=/usr/local/lib/shaked-vm
@@ -51,7 +51,8 @@ wait_line /tmp/ss.feeder "uhid-accel: start" 90 || info "feeder_timeout=1"
 # in which the shake played on to its end.
 target=$(awk '/-accel: start/ { s = $3 } /-accel: resumed/ { s += $4 } END { printf "%.3f", s + 5.3 }' /tmp/ss.feeder)
 sleep "$(awk -v t="$target" -v n="$(mono)" 'BEGIN { d = t - n; printf "%.3f", (d > 0 ? d : 0) }')"
-say "host wake-after 2"
+# 3 s after QEMU says it is suspended: with 2 s the kernel saw as little as 0.7 s of sleep on a loaded host.
+say "host wake-after 3"
 ping=$(show WatchdogTimestampMonotonic)  # the daemon's last WATCHDOG=1, in µs of CLOCK_MONOTONIC
 kill -STOP $fpid
 m0=$(mono) b0=$(uptime_s)
@@ -59,7 +60,7 @@ echo mem >/sys/power/state || info "suspend_failed_shaking=1"
 m1=$(mono) b1=$(uptime_s)
 kill -CONT $fpid
 # What was left of WatchdogSec at the thaw: negative, the deadline passed while user space was frozen.
-info "watchdog_left=$(awk -v p="$ping" -v m="$m1" -v w="$(show WatchdogUSec)" 'BEGIN { sub(/s$/, "", w); printf "%.2f", w - (m - p / 1e6) }') ping_before_sleep=$(awk -v p="$ping" -v m="$m0" 'BEGIN { printf "%.2f", m - p / 1e6 }')"
+info "watchdog_left=$(awk -v p="$ping" -v m="$m1" -v w=60 'BEGIN { printf "%.2f", w - (m - p / 1e6) }') ping_before_sleep=$(awk -v p="$ping" -v m="$m0" 'BEGIN { printf "%.2f", m - p / 1e6 }')"
 info "slept_shaking=$(awk -v a="$b0" -v b="$b1" -v c="$m0" -v d="$m1" 'BEGIN { printf "%.2f:%.2f", b - a, d - c }') asleep_shaking=$m0:$m1"
 wait_line /tmp/ss.feeder "uhid-accel: done" 120 || info "feeder_timeout=1"
 # 10 s after the wake-up: a daemon that hung or died across the sleep has been restarted by then (Restart=).
