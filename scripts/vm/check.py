@@ -696,6 +696,13 @@ def check(name, s, spec, args, tmp):
                 problems.append("%.1f wake-ups per second, expected about 5 (rate / watermark): 2 to 10" % per_second)
             if info.get("clock") != "monotonic":
                 problems.append("current_timestamp_clock is %s, expected monotonic" % info.get("clock"))
+    try:
+        info = s["info"]
+        life = float(info["daemon_seconds"])
+        notes.append("the daemon over its %.1f s: %.1f wake-ups/s, CPU %.1f %%" % (
+            life, int(info["daemon_wakeups"]) / life, int(info["daemon_ticks"]) / life))
+    except (KeyError, ValueError, ZeroDivisionError):
+        pass
     delays = event_delays(s)
     if delays:
         notes.append(delay_summary(delays))

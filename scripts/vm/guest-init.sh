@@ -91,6 +91,14 @@ unprivileged() {
 }
 
 stop_daemon() {
+    # The daemon's cost over its life in the scenario, shakes and all: its threads' voluntary context switches
+    # (wake-ups; a thread that ended took its count with it) and its CPU ticks (USER_HZ 100), over its seconds.
+    if [ -r /proc/$dpid/stat ]; then
+        w=$(cat /proc/$dpid/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }')
+        # after the command's ")": field 3 onwards; utime is field 14, stime 15, starttime 22
+        set -- $(cut -d')' -f2 /proc/$dpid/stat)
+        say "$name info daemon_wakeups=$w daemon_ticks=$((${12} + ${13})) daemon_seconds=$(awk -v u="$(uptime_s)" -v s="${20}" 'BEGIN { printf "%.1f", u - s / 100 }')"
+    fi
     kill -TERM $dpid 2>/dev/null
     i=0
     while kill -0 $dpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
