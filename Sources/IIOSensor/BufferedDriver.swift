@@ -282,16 +282,7 @@ public final class BufferedDriver: SensorDriver {
 
     /// Whether the system slept since the last data (or the last sleep noticed), logged once.
     private func noteSleep() -> Bool {
-        let now = asleep()
-        let slept = now - asleepAtData
-        asleepAtData = now
-        guard slept >= BufferSilence.sleepThreshold else { return false }
-        logger.info(
-            "the system slept; the sensor's stream starts again",
-            metadata: [
-                "device": "\(accelerometer.id)", "seconds": "\(DecimalText.format((slept * 10).rounded() / 10))",
-            ])
-        return true
+        IIOSensor.noteSleep(now: asleep(), since: &asleepAtData, device: accelerometer.id, logger: logger)
     }
 
     /// The index of the sample after the widest step between consecutive times (the first's from `previous`).

@@ -76,16 +76,7 @@ public final class PolledDriver: SensorDriver {
 
     /// Whether the system slept since the last poll (logged).
     private func sleptSinceLastPoll() -> Bool {
-        let now = asleep()
-        let slept = now - asleepAtPoll
-        asleepAtPoll = now
-        guard slept >= BufferSilence.sleepThreshold else { return false }
-        logger.info(
-            "the system slept; the sensor's stream starts again",
-            metadata: [
-                "device": "\(accelerometer.id)", "seconds": "\(DecimalText.format((slept * 10).rounded() / 10))",
-            ])
-        return true
+        noteSleep(now: asleep(), since: &asleepAtPoll, device: accelerometer.id, logger: logger)
     }
 
     /// Reads a raw attribute; nil when it is not a whole number (a value caught mid-update).
