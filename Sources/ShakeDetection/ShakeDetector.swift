@@ -136,8 +136,9 @@ public struct ShakeDetector: Sendable {
     /// seconds, not `maxLean`. A hand's stroke rises from half the threshold to the threshold in well under
     /// 0.1 s (a sine of two back-and-forths a second at the threshold's own height takes 0.08 s; a phone already
     /// being shaken leant 0.07 s); at rest the stroke from rest of a vigorous shake, pointing the other way,
-    /// leans too, and the longer bound stays. A rep of lifting or rowing with the device in the hand grows out of
-    /// the motion before, leaning 0.15 to 0.3 s, and is followed silently like any other stroke.
+    /// leans too, and the longer bound stays. A rep of lifting with the device in the hand (now and then a pull of
+    /// rowing) grows out of the motion before, leaning 0.15 to 0.3 s, and is followed silently like any other
+    /// stroke.
     static let movingSquared = 5.0 * 5.0
     static let maxLeanAmidMotion = 0.1
     /// ...nor within this many seconds of a motion decided not to be a shake (reported or not). Exercise repeats
