@@ -108,8 +108,8 @@ public struct ShakeDetector: Sendable {
     /// - a first stroke that points down, or is nearly level (one that points up within about 27 degrees of
     ///   level: the square of the cosine of its angle to up at most this), and is brisker still: it gave the
     ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
-    ///   without leaning first (`maxLean`), not amid hard motion (`maxBusySquared`) and not soon after a motion
-    ///   that was not a shake (`retryTime`);
+    ///   without leaning first (`maxLean`, `maxLeanAmidMotion`), not amid hard motion (`maxBusySquared`) and not
+    ///   soon after a motion that was not a shake (`retryTime`);
     /// - or a counted reversal neither of whose strokes points up more steeply than that.
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
     /// test if it ended now; if it is cancelled before, nothing at all is reported.
@@ -131,6 +131,16 @@ public struct ShakeDetector: Sendable {
     /// any other, and reported once a counted reversal shows a hand.
     static let maxBusySquared = 9.0 * 9.0
     static let busyTimeConstant = 1.0
+    /// ...and, when the device was already moving (that mean square over this, m²/s⁴: 5 m/s² RMS, above every
+    /// recorded shake that set off from holding the device), the stroke leant for at most `maxLeanAmidMotion`
+    /// seconds, not `maxLean`. A hand's stroke rises from half the threshold to the threshold in well under
+    /// 0.1 s (a sine of two back-and-forths a second at the threshold's own height takes 0.08 s; a phone already
+    /// being shaken leant 0.07 s); at rest the stroke from rest of a vigorous shake, pointing the other way,
+    /// leans too, and the longer bound stays. A rep of lifting with the device in the hand (now and then a pull of
+    /// rowing) grows out of the motion before, leaning 0.15 to 0.3 s, and is followed silently like any other
+    /// stroke.
+    static let movingSquared = 5.0 * 5.0
+    static let maxLeanAmidMotion = 0.1
     /// ...nor within this many seconds of a motion decided not to be a shake (reported or not). Exercise repeats
     /// its one-way stroke every one to three seconds (a pull of the oars, a lift of the weight), each decided
     /// `too_few_reversals`; a hand that tries again after a motion that was not a shake is reported at its first
@@ -554,6 +564,7 @@ public struct ShakeDetector: Sendable {
                 tally.levelReversals > 0
                     || (tally.goodReversals == 0 && strokeAge(dt) <= max(derived.briskStroke, 3 * dt) && isNearlyLevel
                         && lean.beforeStroke <= Self.maxLean && activity.beforeStroke <= Self.maxBusySquared
+                        && (activity.beforeStroke <= Self.movingSquared || lean.beforeStroke <= Self.maxLeanAmidMotion)
                         && time - activity.lastNotAShake > Self.retryTime)
             else { return nil }
             return report(at: time)

@@ -245,6 +245,37 @@ struct FailureClassTests {
         #expect(duringExercise.isEmpty, "\(outline(duringExercise))")
     }
 
+    /// A rep of lifting with the device in the hand grows out of the motion before it: after three seconds of
+    /// motion at about 7 m/s² RMS under the threshold (over the 5 m/s² of a hand holding the device, under the 9 of
+    /// hard motion), a stroke leans on 9 m/s² (over half the threshold) for about 0.17 s before it rises past the
+    /// threshold to 22 m/s², briskly (`ShakeDetector.maxLeanAmidMotion`), then stops softly. It reports nothing; from
+    /// rest the same stroke still reports `began` during the stroke, and so does a stroke that rises at once after
+    /// the same motion.
+    @Test func aStrokeThatLeansAmidMotionReportsNothing() {
+        func stroke(_ u: Double, leaning: Bool) -> Double {
+            guard leaning else { return u < 0.2 ? 25 * sin(.pi * u / 0.2) : 0 }
+            if u < 0.05 { return 9 * sin(.pi / 2 * u / 0.05) }
+            if u < 0.15 { return 9 }
+            let v = u - 0.15
+            if v < 0.1 { return 9 + 13 * sin(.pi * v / 0.2) }
+            return v < 0.2 ? 22 * sin(.pi / 2 * (0.2 - v) / 0.1) : 0
+        }
+        func trace(busy: Bool, leaning: Bool) -> [Sample] {
+            (0..<600).map { index in
+                let time = Double(index) / 100
+                let y = busy && time < 3.3 ? 10 * sin(2 * .pi * 3 * time) : 0
+                let x = time >= 3.4 ? stroke(time - 3.4, leaning: leaning) : 0
+                return Sample(time: time, x: x, y: y, z: 9.81)
+            }
+        }
+        let fromRest = detect(trace(busy: false, leaning: true))
+        #expect(outline(fromRest).first == "began", "\(outline(fromRest))")
+        let amidMotion = detect(trace(busy: true, leaning: true))
+        #expect(amidMotion.isEmpty, "\(outline(amidMotion))")
+        let briskAmidMotion = detect(trace(busy: true, leaning: false))
+        #expect(outline(briskAmidMotion).first == "began", "\(outline(briskAmidMotion))")
+    }
+
     /// Rowing or lifting with the device in the hand repeats a one-way stroke every two seconds or so: a brisk pull
     /// and a soft stop, each decided `too_few_reversals`. Three of them report one `began` (and its `cancelled`):
     /// the first; before, each reported its own.
