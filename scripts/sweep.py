@@ -279,7 +279,7 @@ def main():
             if t[0] == row:
                 groups.setdefault(tuple(t[1].get(k) for k in keys), []).append(t)
         print(f"  {'':<28}" + "  ".join(f"{p:>9}" for p in presets) + "  " +
-              "  ".join(f"{'began ' + p[:3]:>15}" for p in presets))
+              "  ".join(f"{'began ' + p:>15}" for p in presets))
         for group, selected in groups.items():
             label = " ".join(str(v) for v in group)
             delays = "  ".join(f"{spread(p, selected):>15}" for p in presets)
