@@ -13,7 +13,8 @@ lower sample rates (sampled, not filtered), coarse counts, more noise, a person 
 back-and-forths (four strokes from rest to rest). `synth` gives whole strokes (half back-and-forths): 1.2 s at
 0.18 s a back-and-forth is 13 strokes (1.17 s), at 0.25 s ten (1.25 s). Each trace goes through `shakectl detect` at each preset; a shake is *taken*
 when an `ended` comes after it started. The same command prints the same table. `--by` adds, per row, a table
-by those properties (direction, orientation, force, iteration; strokes and length for the brisk rows), and
+by those properties (direction, orientation, force, iteration; strokes and length for the brisk rows), with the
+median and 90th percentile of `began` after the start of the shakes taken in each group, and
 `--misses` lists the shakes not taken at medium.
 
 The recall guard: the brisk rows (324 shakes each: 1, 1.5 or 2 back-and-forths from rest in 0.3-0.6 s, 1.8-4 g at
@@ -240,6 +241,13 @@ def main():
     def count(preset, selected):
         return sum(taken[(preset, t[2])] for t in selected), len(selected)
 
+    def spread(preset, selected):
+        """The median and the 90th percentile of `began` after the start, of the shakes taken (s)."""
+        values = sorted(latency[(preset, t[2])] for t in selected if (preset, t[2]) in latency)
+        if not values:
+            return "-"
+        return f"{statistics.median(values):.2f} / {values[min(len(values) - 1, int(0.9 * len(values)))]:.2f}"
+
     floors = read_floors(args.floors) if args.floors else {}
     below = []
     width = max(len(r[0]) for r in rows)
@@ -270,9 +278,12 @@ def main():
         for t in traces:
             if t[0] == row:
                 groups.setdefault(tuple(t[1].get(k) for k in keys), []).append(t)
+        print(f"  {'':<28}" + "  ".join(f"{p:>9}" for p in presets) + "  " +
+              "  ".join(f"{'began ' + p:>15}" for p in presets))
         for group, selected in groups.items():
             label = " ".join(str(v) for v in group)
-            print(f"  {label:<28}" + "  ".join("%4d/%-4d" % count(p, selected) for p in presets))
+            delays = "  ".join(f"{spread(p, selected):>15}" for p in presets)
+            print(f"  {label:<28}" + "  ".join("%4d/%-4d" % count(p, selected) for p in presets) + "  " + delays)
     if args.misses:
         print("\nnot taken at medium:")
         for row, cell, _, _ in (t for t in traces if not taken.get(("medium", t[2]), True)):
