@@ -68,8 +68,10 @@ if m:
     # (late-stamped and bursty delivery): the bound was 135. 135.9 with the lead-in to a chain's first stroke and
     # the stroke to rest followed (brisk shakes of one and a half back-and-forths). 141.8 with the mean square of the
     # motion followed on every armed sample as well (no `began` at once on a brisk stroke amid hard motion): the
-    # bound is 142, above the aim of two thirds; issue 14's budget was the 196.8 it started from.
-    table.append(("Detector instructions per sample (callgrind)", m.group(1), "<= 142"))
+    # bound was 142, above the aim of two thirds; issue 14's budget was the 196.8 it started from. 155.3 with the
+    # sway followed (the gravity-free acceleration itself, for a phone shaken gently along a tilted line: the
+    # strokes of a shake whose chain has the reversals it needs are not followed twice): the bound is 156.
+    table.append(("Detector instructions per sample (callgrind)", m.group(1), "<= 156"))
 for n in (1, 100, 1000):
     # The physical limit measured in the same run: a plain loop writing the same line to n connected sockets.
     base = f"plain write to {n} sockets (baseline)"

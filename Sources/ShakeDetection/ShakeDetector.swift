@@ -147,6 +147,28 @@ public struct ShakeDetector: Sendable {
     /// counted reversal instead.
     static let retryTime = 2.0
 
+    /// A phone held in the hand and shaken gently on and on swings along a line tilted from level, the wrist
+    /// turning it as it goes, at 2.4 to 3.8 g at the turning points: the stroke that points partly down loses its
+    /// downward part to the free-fall rule, and what is left neither passes the threshold against the stroke
+    /// before nor comes back along its line. So the gravity-free acceleration itself is followed as well (the
+    /// *sway*), and the shake is taken once it has reversed `swayReversals` times in a row, each at this share of
+    /// the threshold against the stroke before and straight back along its line (`straightBack`), each within
+    /// `maxHalfPeriod`, closing a stroke alike the one before (`symmetry`) that moved the device (its peak over its
+    /// time as a half-sine gives `minImpulse`: a vibration rings fast and moves it little), in a steady rhythm
+    /// (`maxIrregularity`)...
+    static let swayFraction = 0.75
+    static let swayReversals = 4
+    /// ...along a line that is not steeper than this (the square of the cosine of its angle to gravity at most
+    /// this: within about 53 degrees of level). What the free-fall rule is there for, the body's flight in a
+    /// stride, a jump or a stair, and the impact that ends it, is along gravity: running with the device in a hand
+    /// swings it along lines 45 to 81 degrees from level (the tenth to the ninetieth percentile of its reversals in
+    /// dev2's recordings, four in five steeper than this), a phone shaken gently in the hand across gravity or
+    /// aslant (4 to 44 degrees in itt23's)...
+    static let swaySteepest = 0.8 * 0.8
+    /// ...and while the device read at least half a g (this, squared, in m/s²) all along: a hand holds it. The
+    /// flight of a stride or a jumping jack reads under that, however the arm swings the device.
+    static let heldSquared = (0.5 * 9.80665) * (0.5 * 9.80665)
+
     /// A device that reads less than 0.3 g (this, squared, in m/s²) is falling freely, or nearly: nothing holds
     /// it. A hand shaking it up and down passes through such readings only briefly, as its push turns from up
     /// to down... (Standard gravity, not the estimate: the estimate grows while the motion is one-sided.)
@@ -233,6 +255,9 @@ public struct ShakeDetector: Sendable {
             case rhythm
             /// The device fell freely: it read under 0.3 g for 0.1 s (the value) or more, where a hand allows none.
             case freeFall = "free_fall"
+            /// Good reversals in a row of the gravity-free acceleration itself, against 4: a held device swung along
+            /// a tilted line (it takes the shake; docs/detection.md, step 5).
+            case sway
             /// Seconds since the last stroke began, against `max_half_period` plus 0.4 s (`carried`).
             case carried
             /// Seconds of motion, against `too_long`.
@@ -294,6 +319,9 @@ public struct ShakeDetector: Sendable {
         /// (`quickStrokeFactor`), and to report it at once (`briskStrokeFactor`), seconds.
         var quickStroke = 0.0
         var briskStroke = 0.0
+        /// The sway's threshold (`swayFraction`), m/s², and its square.
+        var sway = 0.0
+        var swaySquared = 0.0
     }
 
     /// The stream of samples: whether one is under way, where it started and its last accepted sample.
@@ -417,6 +445,30 @@ public struct ShakeDetector: Sendable {
         var lastNotAShake = -Double.infinity
     }
 
+    /// The sway (`swayFraction`): the strokes of the gravity-free acceleration itself, no share of it limited by the
+    /// free-fall rule, and the run of good reversals between them. Followed while armed and in a shake; it needs no
+    /// reset between shakes, since a stroke left from before can never reverse within `maxHalfPeriod`.
+    private struct Sway: Sendable {
+        var isUnderWay = false
+        /// The unit direction of the stroke's peak, its length (and the stroke before's: `symmetry`) and its first
+        /// sample (counted as `strokeAge` counts).
+        var direction = Vector3.zero
+        var peakLength = 0.0
+        var previousPeak = 0.0
+        var startSample = 0
+        /// When the run's first stroke started, its good reversals in a row, their half periods' sum and sum of
+        /// squares (the rhythm), and the time of the last one.
+        var runStart = 0.0
+        var count = 0
+        var halfSum = 0.0
+        var halfSquares = 0.0
+        var lastReversal = -Double.infinity
+        /// The last reading under half a g (`heldSquared`).
+        var weightless = -Double.infinity
+        /// The longest run the shake in progress has had that took it (0: none).
+        var taken = 0
+    }
+
     /// The shake in progress, reported or followed silently: whether and when `began` was reported (until it is,
     /// its `cancelled` is not reported either), and what its `ended` reports.
     private struct Shake: Sendable {
@@ -450,6 +502,7 @@ public struct ShakeDetector: Sendable {
     private var mode = Mode.armed
     private var shake = Shake()
     private var freeFall = FreeFallWatch()
+    private var sway = Sway()
 
     /// Creates a detector.
     /// - Precondition: the settings are valid (see ``DetectorSettings/validate()``).
@@ -485,6 +538,8 @@ public struct ShakeDetector: Sendable {
         derived.inverseGravityTimeConstant = 1 / settings.gravityTimeConstant
         derived.quickStroke = Self.quickStrokeFactor * settings.beganImpulse / settings.threshold
         derived.briskStroke = Self.briskStrokeFactor * settings.beganImpulse / settings.threshold
+        derived.sway = Self.swayFraction * settings.threshold
+        derived.swaySquared = derived.sway * derived.sway
     }
 
     /// Feeds one sample.
@@ -535,8 +590,10 @@ public struct ShakeDetector: Sendable {
                         endExcursion(at: time)
                     }
                 }
-                return nil
+                guard sway.isUnderWay || linear.lengthSquared > derived.swaySquared else { return nil }
+                return swayWhileArmed(linear, acceleration, at: time)
             }
+            if let event = swayWhileArmed(linear, acceleration, at: time) { return event }
             let dt = step(at: time)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
@@ -550,16 +607,7 @@ public struct ShakeDetector: Sendable {
                     || (current.isUnderWay && current.impulse >= settings.beganImpulse
                         && strokeAge(dt) <= derived.quickStroke && isAcrossGravity)
             else { return nil }
-            mode = .shaking(began: time)
-            // Motion is followed only from here on (`followMotion`): the fast average starts from this reading,
-            // and the stroke is motion.
-            motion.fastAverage = acceleration
-            motion.last = time
-            freeFall.fell = false
-            freeFall.since = time
-            shake.peakSquared = linear.lengthSquared
-            shake.axisEnergy = .zero
-            shake.isReported = false
+            startShake(at: time, acceleration: acceleration, linear: linear)
             guard
                 tally.levelReversals > 0
                     || (tally.goodReversals == 0 && strokeAge(dt) <= max(derived.briskStroke, 3 * dt) && isNearlyLevel
@@ -588,6 +636,12 @@ public struct ShakeDetector: Sendable {
             } else {
                 freeFall.since = time
             }
+            if !shake.isReported || tally.goodReversals < settings.reversals,
+                sway.isUnderWay || linear.lengthSquared > derived.swaySquared, followSway(linear, at: time)
+            {
+                sway.taken = max(sway.taken, sway.count)
+                if !shake.isReported { return report(at: time) }
+            }
             if !shake.isReported,
                 tally.levelReversals > 0
                     || (tally.goodReversals >= settings.reversals && rejection(at: time, ending: false) == nil)
@@ -603,7 +657,9 @@ public struct ShakeDetector: Sendable {
             if time - motion.last >= settings.quietTime {
                 return finishShake(at: time)
             }
-            if current.isUnderWay, time - current.start > settings.maxHalfPeriod + Self.strokeGrace {
+            if current.isUnderWay, time - current.start > settings.maxHalfPeriod + Self.strokeGrace,
+                sway.taken == 0 || time - sway.lastReversal > settings.maxHalfPeriod + Self.strokeGrace
+            {
                 // Still moving, but no longer oscillating: carried, not shaken.
                 return cancel(at: time, reason: .notAShake, detail: .carried, then: .calming)
             }
@@ -624,6 +680,98 @@ public struct ShakeDetector: Sendable {
             }
             return nil
         }
+    }
+
+    /// A shake starts (reported or not): motion is followed only from here on (`followMotion`): the fast average
+    /// starts from this reading, and the stroke is motion.
+    private mutating func startShake(at time: Double, acceleration: Vector3, linear: Vector3) {
+        mode = .shaking(began: time)
+        motion.fastAverage = acceleration
+        motion.last = time
+        freeFall.fell = false
+        freeFall.since = time
+        shake.peakSquared = linear.lengthSquared
+        shake.axisEnergy = .zero
+        shake.isReported = false
+        sway.taken = 0
+    }
+
+    /// Follows the sway while armed: a held device swung to and fro along a tilted line is a shake, whatever the
+    /// strokes made of it. Out of line, so that the samples that do not ask it keep their registers.
+    @inline(never)
+    private mutating func swayWhileArmed(_ linear: Vector3, _ acceleration: Vector3, at time: Double) -> ShakeEvent? {
+        guard followSway(linear, at: time) else { return nil }
+        startShake(at: time, acceleration: acceleration, linear: linear)
+        sway.taken = sway.count
+        return report(at: time)
+    }
+
+    /// Follows the sway (`swayFraction`) and says whether this sample completed the run that takes a shake. Asked on
+    /// a sample past the sway's threshold or while a stroke of it is under way, so that a device at rest costs one
+    /// comparison; a run is made of strokes under way one after the other, so that every reading of it is seen.
+    @inline(never)
+    private mutating func followSway(_ linear: Vector3, at time: Double) -> Bool {
+        if stream.lastAcceleration.lengthSquared < Self.heldSquared { sway.weightless = time }
+        let lengthSquared = linear.lengthSquared
+        guard sway.isUnderWay else {
+            guard lengthSquared > derived.swaySquared else { return false }
+            sway.isUnderWay = true
+            sway.peakLength = 0
+            startSwayStroke(linear, lengthSquared.squareRoot(), at: time)
+            sway.runStart = time
+            sway.count = 0
+            sway.halfSum = 0
+            sway.halfSquares = 0
+            return false
+        }
+        let along = linear.dot(sway.direction)
+        guard lengthSquared > derived.swaySquared, along < -derived.sway else {
+            if along > 0, lengthSquared > sway.peakLength * sway.peakLength {
+                sway.peakLength = lengthSquared.squareRoot()
+                sway.direction = linear * (1 / sway.peakLength)
+            } else if lengthSquared <= derived.swaySquared,
+                Double(counters.samples &- sway.startSample) * step(at: time) > settings.maxHalfPeriod
+            {
+                sway.isUnderWay = false
+            }
+            return false
+        }
+        let age = Double(counters.samples &- sway.startSample) * step(at: time)
+        // The sway reversed: a good reversal comes quick, straight back, along a line not steeper than
+        // `swaySteepest`.
+        let length = lengthSquared.squareRoot()
+        let direction = linear * (1 / length)
+        let line = sway.direction - direction
+        let vertical = line.dot(gravity)
+        if age > Self.minHalfPeriod, age <= settings.maxHalfPeriod,
+            sway.peakLength * age * (2 / Double.pi) >= settings.minImpulse,
+            sway.direction.dot(direction) <= Self.straightBack,
+            min(sway.peakLength, sway.previousPeak) >= settings.symmetry * max(sway.peakLength, sway.previousPeak)
+                || sway.previousPeak == 0,
+            vertical * vertical <= Self.swaySteepest * line.lengthSquared * gravity.lengthSquared
+        {
+            sway.count += 1
+            sway.halfSum += age
+            sway.halfSquares += age * age
+            sway.lastReversal = time
+        } else {
+            sway.runStart = time
+            sway.count = 0
+            sway.halfSum = 0
+            sway.halfSquares = 0
+        }
+        startSwayStroke(linear, length, at: time)
+        guard sway.count >= Self.swayReversals, sway.weightless < sway.runStart else { return false }
+        let n = Double(sway.count)
+        let mean = sway.halfSum / n
+        return (max(0, sway.halfSquares / n - mean * mean)).squareRoot() <= settings.maxIrregularity * mean
+    }
+
+    private mutating func startSwayStroke(_ linear: Vector3, _ length: Double, at time: Double) {
+        sway.previousPeak = sway.peakLength
+        sway.direction = linear * (1 / length)
+        sway.peakLength = length
+        sway.startSample = counters.samples
     }
 
     /// Follows the fast average of the raw signal, and when it last departed from it (motion, as opposed to
@@ -723,6 +871,7 @@ public struct ShakeDetector: Sendable {
         stream.startSample = counters.samples
         gravity = sample.acceleration
         activity = Activity()
+        sway = Sway()
         motion.fastAverage = sample.acceleration
         stream.lastAcceleration = sample.acceleration
         motion.last = sample.time
@@ -974,6 +1123,8 @@ public struct ShakeDetector: Sendable {
     private func rejection(at time: Double, ending: Bool = true) -> ShakeEvent.Rejection? {
         // A hand holding the device never lets it fall freely: a trip or a slip that ends in a fall, a drop.
         if freeFall.fell { return .freeFall }
+        // A held device swung to and fro along a tilted line (`swayFraction`).
+        if sway.taken > 0 { return nil }
         if tally.goodReversals < settings.reversals {
             // A last stroke that never swung back is the most recent failure.
             return current.pending ? .oneWay : tally.lastRejection ?? .tooFewReversals
@@ -1041,6 +1192,8 @@ public struct ShakeDetector: Sendable {
             if freeFall.fell {
                 // It read under 0.3 g for at least `freeFallTime` (how much longer is not kept).
                 decisive = Margin(test: .freeFall, value: Self.freeFallTime, limit: 0, atLeast: false)
+            } else if sway.taken > 0 {
+                decisive = Margin(test: .sway, value: Double(sway.taken), limit: Double(Self.swayReversals))
             } else if tally.goodReversals < settings.reversals, current.pending {
                 // Too few reversals: the last stroke never swung back...
                 decisive = Margin(test: .oneWay, value: current.impulse, limit: current.pendingImpulse)
@@ -1078,7 +1231,7 @@ public struct ShakeDetector: Sendable {
         // same question first). Should it not have, `began` now and `ended` with the next sample: never an
         // `ended` without its `began`.
         if !shake.isReported { return report(at: time) }
-        let reversals = tally.goodReversals
+        let reversals = max(tally.goodReversals, sway.taken)
         mode = .refractory(until: time + settings.refractory)
         resetStrokes()
         counters.ended += 1

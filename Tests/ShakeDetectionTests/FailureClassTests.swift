@@ -220,7 +220,7 @@ struct FailureClassTests {
     }
 
     /// Exercise with the device in the hand or a pocket (lifting, rowing, jumping) keeps it moving hard between the
-    /// strokes, and the next brisk stroke is one more of them. Three seconds of motion across gravity at about 10
+    /// strokes, and the next brisk stroke is one more of them. Three seconds of motion along gravity at about 10
     /// m/s² RMS, never past the threshold, then a brisk push and its soft stop: nothing is reported (before, a
     /// `began` and a `cancelled`). The same push and stop from rest reports `began` during the push, as before.
     @Test func aBriskStrokeDuringExerciseReportsNothing() {
@@ -228,15 +228,16 @@ struct FailureClassTests {
             (0..<500).map { index in
                 let time = Double(index) / 100
                 var x = 0.0
-                var y = 0.0
+                var z = 0.0
                 if busy, time < 3.5 {
-                    // Nearly a square wave of 10.5 m/s², through zero quickly six times a second.
-                    y = 10.5 * min(1, max(-1, 3 * sin(2 * .pi * 3 * time)))
+                    // Nearly a square wave of 10.5 m/s², through zero quickly six times a second, up and down (the
+                    // body's own motion: the same wave across gravity is a phone shaken gently, `sway`).
+                    z = 10.5 * min(1, max(-1, 3 * sin(2 * .pi * 3 * time)))
                 }
                 if time >= 3.5 && time < 3.7 { x = 25 * sin(.pi * (time - 3.5) / 0.2) }
                 // A stop as long and soft as a hand's after a lift or a pull (under the threshold).
                 if time >= 3.7 && time < 4.2 { x = -10 * sin(.pi * (time - 3.7) / 0.5) }
-                return Sample(time: time, x: x, y: y, z: 9.81)
+                return Sample(time: time, x: x, y: 0, z: 9.81 + z)
             }
         }
         let fromRest = detect(trace(busy: false))
@@ -542,5 +543,61 @@ struct FailureClassTests {
                 Stroke(Self.level(Double(stroke) * 210), peak: 20, duration: stroke == 0 || stroke == 5 ? 0.1 : 0.18)
             })
         #expect(outline(detect(turning)) == ["began", "ended"])
+    }
+
+    // MARK: A phone shaken gently and on, along a tilted line (the sway, `ShakeDetector.swayFraction`)
+
+    /// Strokes of 13 m/s² each way, 0.25 s each (two back-and-forths a second), along a line `degrees` from level in
+    /// the x-z plane (gravity along z): the first one down.
+    static func sway(strokes: Int, degrees: Double) -> [Stroke] {
+        let angle = degrees * .pi / 180
+        let down = Vector3(x: cos(angle), y: 0, z: -sin(angle))
+        return (0..<strokes).map { index in Stroke(index % 2 == 0 ? down : down * -1, peak: 13, duration: 0.25) }
+    }
+
+    /// A phone shaken gently and on, its strokes along a line tilted 20° from level (the wrist tilts the phone as
+    /// it shakes), at 28 Hz. The stroke that points down counts only beyond free fall: its downward part goes, and
+    /// what is left points back along the other by under the threshold, so the strokes never reverse. The sway
+    /// (the gravity-free acceleration itself) reverses at every stroke, straight back along a line 20° from level,
+    /// with the device held all along: `began` after four reversals in a row, within 2 s of the start.
+    @Test func gentleTiltedContinuousShakingBegins() throws {
+        let samples = strokeTrace(Self.sway(strokes: 16, degrees: 20), rate: 28)
+        let events = detect(samples)
+        let began = events.first { $0.phase == .began }
+        #expect(try #require(began?.time) <= 1.5 + 2, "\(events)")
+        #expect(Self.notAShakeDetail(events) == nil, "\(events)")
+    }
+
+    /// The same, stopped after two and a half seconds (before the too-long cutoff): a shake, `ended`, decided by
+    /// the sway (the near-miss view's `sway`).
+    @Test func aGentleTiltedShakeThatStopsIsAShake() {
+        let samples = strokeTrace(Self.sway(strokes: 10, degrees: 20), rate: 28)
+        let events = detect(samples)
+        #expect(outline(events) == ["began", "ended"], "\(events)")
+        var detector = ShakeDetector()
+        for sample in samples { _ = detector.process(sample) }
+        #expect(detector.lastDecision?.decisive.test == .sway)
+        #expect(detector.lastDecision?.isShake == true)
+    }
+
+    /// The same strokes along a line 70° from level: the body's own motion (a stride, a jumping jack, a run with
+    /// the device in a hand) is along gravity, and the sway does not take it. The strokes, whose downward halves
+    /// are left under the threshold by the free-fall rule, do not either: nothing is reported.
+    @Test func aSwayAlongGravityIsNotTaken() {
+        let events = detect(strokeTrace(Self.sway(strokes: 16, degrees: 70), rate: 28))
+        #expect(events.isEmpty, "\(events)")
+    }
+
+    /// The tilted strokes of the first test, with the device reading 0.4 g for 0.07 s at every turn, as a
+    /// runner's hand does in the flight of each stride: not held, and the sway does not take it.
+    @Test func aSwayThatIsNotHeldIsNotTaken() {
+        let samples = strokeTrace(Self.sway(strokes: 16, degrees: 20), rate: 28).map { sample in
+            let turn = (sample.time - 1.5) / 0.25
+            guard turn > 0.5, turn < 15.5, abs(turn - turn.rounded()) < 0.14 else { return sample }
+            var flying = sample
+            flying.acceleration = sample.acceleration - Vector3(x: 0, y: 0, z: 0.6 * 9.81)
+            return flying
+        }
+        #expect(detect(samples).isEmpty)
     }
 }

@@ -18,9 +18,13 @@ struct SensitivityTests {
         }
     }
 
+    /// A gentle shake (about 1.2 g at the turning points) of two and a half back-and-forths: `light`'s strokes take
+    /// it, `hard`'s do not. (Longer, four reversals in a row of the device held and swung along a line near level
+    /// take it at every preset: the sway.)
     @Test func aGentleShakeIsCaughtByLightOnly() {
         let gentle = synthesize {
             $0.force = 0.3
+            $0.duration = 0.55
             $0.seed = 21
         }
         #expect(outline(detect(gentle, settings: .preset(.light))) == ["began", "ended"])
