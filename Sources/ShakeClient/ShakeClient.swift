@@ -204,3 +204,14 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+/// Thrown to a task that asks for the next element of a connection's ``ShakeConnection/messages`` (or of a stream
+/// this library returns) while another task is waiting for one: one task at a time reads a sequence. The task
+/// that was waiting is not disturbed; the one refused may ask again once the other has stopped.
+public struct ConcurrentReadError: Error, Sendable, Hashable, CustomStringConvertible {
+    public init() {}
+
+    public var description: String {
+        "another task is already reading these messages: one task at a time may read them"
+    }
+}

@@ -17,14 +17,47 @@ public final class ShakeConnection: Sendable {
     /// Everything the daemon sends after `hello`, in order; finishes when the connection closes. Read as the
     /// consumer asks: while it does not, the connection stops reading its socket (past ``backPressure``), so
     /// the daemon's queue for this client fills and it drops events and samples, reported by `dropped`.
-    public let messages: AsyncThrowingStream<ServerMessage, any Error>
+    /// One task at a time reads it (see ``Messages``).
+    public let messages: Messages
     private let link: Link
 
     private init(hello: ServerMessage.Hello, link: Link) {
         self.hello = hello
         self.link = link
-        // The stream keeps the link, so a caller that keeps only `messages` keeps the connection open.
-        messages = AsyncThrowingStream { try await link.nextMessage() }
+        // The sequence keeps the link, so a caller that keeps only `messages` keeps the connection open.
+        messages = Messages(link: link)
+    }
+
+    /// The daemon's messages on one connection, in order, as ``messages`` gives them: its iterators all take from
+    /// the same place, so each message goes to one of them. A message already read from the socket is handed out
+    /// at once; only a consumer that has to wait for the next one suspends (and can then be cancelled).
+    ///
+    /// One task at a time reads them: a task that asks for the next message while another task is waiting for one
+    /// gets ``ConcurrentReadError`` (the task waiting goes on). The sequence ends after the last message when the
+    /// connection closes, with the error that closed it if one did, and gives nil from then on; it gives nil to a
+    /// task that is cancelled.
+    public struct Messages: AsyncSequence, Sendable {
+        public typealias Element = ServerMessage
+        public typealias Failure = any Error
+
+        fileprivate let link: Link
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(link: link)
+        }
+
+        public struct Iterator: AsyncIteratorProtocol {
+            public typealias Element = ServerMessage
+            public typealias Failure = any Error
+
+            fileprivate let link: Link
+
+            /// The next message, nil at the end or once the task is cancelled.
+            public mutating func next() async throws -> ServerMessage? {
+                if Task.isCancelled { return nil }
+                return try await link.nextMessage()
+            }
+        }
     }
 
     typealias Frame = LineFrameDecoder.Frame

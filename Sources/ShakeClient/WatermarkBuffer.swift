@@ -32,11 +32,16 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         /// for every wait, so for every element of a consumer that keeps up): whoever takes it from here, under the
         /// lock, is the one that resumes it, so it is resumed exactly once.
         var consumer: UnsafeContinuation<Element?, any Error>?
+        /// The number of the consumer's wait, for its cancellation handler: the handler of another task's wait
+        /// (one refused while this one waits) must not take this one's continuation.
+        var consumerWait: UInt64 = 0
         /// The producer held up at the high mark, to call once there is room (or nobody to wait for).
         var room: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
+    /// The last wait's number.
+    private let waits = Atomic<UInt64>(0)
 
     private enum YieldStep {
         case done
@@ -48,6 +53,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         case element(Element, room: (@Sendable () -> Void)?)
         case end((any Error)?)
         case cancelled
+        case alreadyWaiting
         case wait
     }
 
@@ -164,7 +170,8 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
     }
 
     /// The next element, nil at the end; throws the producer's error after the last element. Returns nil when
-    /// the consumer's task is cancelled. One consumer at a time.
+    /// the consumer's task is cancelled. One consumer at a time: a task that asks while another waits for an
+    /// element gets ``ConcurrentReadError`` at once, and the one waiting goes on waiting.
     func next() async throws -> Element? {
         let next: TakeStep = state.withLock { state in
             if let element = state.elements.popFirst() {
@@ -184,13 +191,19 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         case .end(let error):
             if let error { throw error }
             return nil
-        case .cancelled, .wait:
+        case .cancelled, .alreadyWaiting, .wait:
             return try await waitForElement()
         }
     }
 
+    /// Whether a consumer is waiting for an element (for tests).
+    var consumerWaits: Bool {
+        state.withLock { $0.consumer != nil }
+    }
+
     private func waitForElement() async throws -> Element? {
-        try await withTaskCancellationHandler {
+        let wait = waits.add(1, ordering: .relaxed).newValue
+        return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Element?, any Error>) in
                 let now: TakeStep = state.withLock { state in
                     if let element = state.elements.popFirst() {
@@ -201,7 +214,10 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
                         return .end(end)
                     }
                     if Task.isCancelled { return .cancelled }
+                    // Another task's continuation in its place would never be resumed: that task would hang.
+                    if state.consumer != nil { return .alreadyWaiting }
                     state.consumer = continuation
+                    state.consumerWait = wait
                     return .wait
                 }
                 switch now {
@@ -210,11 +226,12 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
                     continuation.resume(returning: element)
                 case .end(let error?): continuation.resume(throwing: error)
                 case .end(nil), .cancelled: continuation.resume(returning: nil)
+                case .alreadyWaiting: continuation.resume(throwing: ConcurrentReadError())
                 case .wait: break
                 }
             }
         } onCancel: {
-            state.withLock { $0.consumer.take() }?.resume(returning: nil)
+            state.withLock { $0.consumerWait == wait ? $0.consumer.take() : nil }?.resume(returning: nil)
         }
     }
 }

@@ -16,7 +16,7 @@ extension ShakeServer {
     /// The pause between two turns of requests, in which the loop does its other work.
     static let turnPause = TimeAmount.milliseconds(1)
 
-    func receive(_ frame: LineFrameDecoder.Frame, from client: Client) {
+    func receive(_ frame: LineSplitter.Frame, from client: Client) {
         let request: Request
         do {
             switch frame {

@@ -81,11 +81,47 @@ struct ConnectionLifetimeTests {
         await harness.stop()
     }
 
+    /// Two tasks reading one connection's messages at once: one of them is refused with `ConcurrentReadError`
+    /// (whichever asks while the other waits), the other goes on reading. It used to leave one waiting for ever.
+    @Test func aSecondTaskReadingTheMessagesAtOnceIsRefused() async throws {
+        let harness = try await ServerHarness(configuration: configuration())
+        let connection = try await harness.client.connect()
+        let (outcomes, report) = AsyncStream.makeStream(of: String.self)
+        func reader() -> Task<Void, Never> {
+            Task {
+                do {
+                    for try await message in connection.messages {
+                        if case .status = message { report.yield("status") }
+                    }
+                    report.yield("end")
+                } catch is ConcurrentReadError {
+                    report.yield("refused")
+                } catch {
+                    report.yield("\(error)")
+                }
+            }
+        }
+        var next = outcomes.makeAsyncIterator()
+        let first = reader()
+        try await connection.send(.status)
+        #expect(await next.next() == "status")
+        let second = reader()
+        try await connection.send(.status)
+        let two = [await next.next(), await next.next()]
+        #expect(two.contains("refused"))
+        #expect(two.contains("status"))
+        await connection.closeAndWait()
+        #expect(await next.next() == "end")
+        await first.value
+        await second.value
+        await harness.stop()
+    }
+
     /// The next two messages, in whichever order they come: every connection gets events from the moment it is
     /// accepted (protocol.md, `subscribe`), so an event published while the subscribe is handled may come before
     /// its `ok`. - Returns: whether the `ok` came, and the seq of the shake that came.
     static func okAndFirstShake(
-        _ iterator: inout AsyncThrowingStream<ServerMessage, any Error>.Iterator
+        _ iterator: inout ShakeConnection.Messages.Iterator
     ) async throws -> (ok: Bool, seq: Int?) {
         var ok = false
         var seq: Int?

@@ -144,3 +144,35 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         #expect(decoder.next(from: &second) == nil)
     }
 }
+
+/// The one splitting of both ends (the server's `RequestLines` and the client's `LineFrameDecoder`): the limit is
+/// the one given as each line is taken.
+@Suite struct LineSplitterTests {
+    func take(_ splitter: inout LineSplitter, _ bytes: inout ByteBuffer, maxLength: Int) -> String? {
+        switch splitter.next(from: &bytes, maxLength: maxLength) {
+        case .line(let line)?: String(buffer: line)
+        case .tooLong?: "<too long>"
+        case nil: nil
+        }
+    }
+
+    @Test func eachLineIsHeldToTheLimitGivenWhenItIsTaken() {
+        var splitter = LineSplitter()
+        var bytes = ByteBuffer(string: "123456\n123456\n12\r\n")
+        #expect(take(&splitter, &bytes, maxLength: 8) == "123456")
+        #expect(take(&splitter, &bytes, maxLength: 4) == "<too long>")
+        #expect(take(&splitter, &bytes, maxLength: 4) == "12")
+        #expect(take(&splitter, &bytes, maxLength: 4) == nil)
+        #expect(bytes.readableBytes == 0)
+    }
+
+    @Test func anUnfinishedLineIsLeftInTheBufferUntilItsNewlineComes() {
+        var splitter = LineSplitter()
+        var bytes = ByteBuffer(string: "ab\ncd")
+        #expect(take(&splitter, &bytes, maxLength: 8) == "ab")
+        #expect(take(&splitter, &bytes, maxLength: 8) == nil)
+        #expect(String(buffer: bytes) == "cd")
+        bytes.writeString("e\n")
+        #expect(take(&splitter, &bytes, maxLength: 8) == "cde")
+    }
+}

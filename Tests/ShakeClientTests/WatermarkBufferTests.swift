@@ -134,6 +134,43 @@ struct WatermarkBufferTests {
         }
     }
 
+    /// One consumer at a time: a second one asking while the first waits is refused at once, and the first is still
+    /// handed the next element (it used to be left waiting for ever, its continuation replaced by the second's).
+    @Test func aSecondConsumerAskingWhileOneWaitsIsRefused() async throws {
+        let buffer = WatermarkBuffer<Int>(low: 1, high: 4)
+        let first = Task { try await buffer.next() }
+        await settle { buffer.consumerWaits }
+        #expect(buffer.consumerWaits)
+        let answered = Atomic<Bool>(false)
+        let second = Task {
+            defer { answered.store(true, ordering: .relaxed) }
+            return try await buffer.next()
+        }
+        await settle { answered.load(ordering: .relaxed) }
+        let refusedAtOnce = answered.load(ordering: .relaxed)
+        #expect(buffer.offer(5) {})
+        await #expect(throws: ConcurrentReadError.self) { try await second.value }
+        // Without the refusal the element went to the second, and the first would wait for ever.
+        guard refusedAtOnce else { return }
+        #expect(try await first.value == 5)
+    }
+
+    /// A task already cancelled that asks gets nil, and leaves the consumer waiting alone (its cancellation
+    /// handler, run at once, used to take the waiting consumer's place and end its wait with nil).
+    @Test func aCancelledTaskAskingWhileAConsumerWaitsLeavesItWaiting() async throws {
+        let buffer = WatermarkBuffer<Int>(low: 1, high: 4)
+        let first = Task { try await buffer.next() }
+        await settle { buffer.consumerWaits }
+        let cancelled = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return try await buffer.next()
+        }
+        cancelled.cancel()
+        #expect(try await cancelled.value == nil)
+        #expect(buffer.offer(5) {})
+        #expect(try await first.value == 5)
+    }
+
     /// A consumer already waiting is handed an offered element at once.
     @Test func anOfferGoesStraightToAWaitingConsumer() async throws {
         let buffer = WatermarkBuffer<Int>(low: 1, high: 4)

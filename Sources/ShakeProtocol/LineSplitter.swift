@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+public import NIOCore
+
+/// Splits bytes into lines at `\n` (a trailing `\r` is dropped), refusing lines longer than a limit. No I/O: the
+/// one splitting of both ends, the client's reads (``LineFrameDecoder``) and the server's requests.
+///
+/// A line over the limit is reported once as ``Frame/tooLong`` and its bytes are discarded up to the next
+/// newline, so that a peer sending megabytes without a newline costs at most the limit in memory. The limit is
+/// given with each call: one that changes (a reloaded configuration) applies from the next line taken.
+public struct LineSplitter: Sendable {
+    public enum Frame: Sendable {
+        case line(ByteBuffer)
+        case tooLong
+    }
+
+    /// The bytes of a line already reported as too long are being dropped, up to its newline.
+    private var discarding = false
+
+    public init() {}
+
+    /// The next frame taken from the front of `buffer`, or nil when no whole line waits there (the bytes of a line
+    /// too long are dropped meanwhile, and what is left of `buffer` is the start of the next line).
+    public mutating func next(from buffer: inout ByteBuffer, maxLength: Int) -> Frame? {
+        while true {
+            let view = buffer.readableBytesView
+            guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
+                if discarding {
+                    buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                } else if buffer.readableBytes > maxLength {
+                    discarding = true
+                    buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                    return .tooLong
+                }
+                return nil
+            }
+            let length = newline - view.startIndex
+            if discarding {
+                // The end of a line already reported as too long.
+                buffer.moveReaderIndex(forwardBy: length + 1)
+                discarding = false
+                continue
+            }
+            if length > maxLength {
+                buffer.moveReaderIndex(forwardBy: length + 1)
+                return .tooLong
+            }
+            var line = buffer.readSlice(length: length)!
+            buffer.moveReaderIndex(forwardBy: 1)
+            if line.readableBytes > 0, line.getInteger(at: line.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r") {
+                line.moveWriterIndex(to: line.writerIndex - 1)
+            }
+            return .line(line)
+        }
+    }
+}
