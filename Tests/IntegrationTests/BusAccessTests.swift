@@ -252,7 +252,12 @@ struct BusAccessTests {
         print("BusAccessTests: \(result.stdout.trimmingCharacters(in: .newlines))")
         #expect(await daemon.stop() == 0)
         let lines = daemon.stderr.split(separator: "\n").filter { $0.contains("D-Bus") }
-        #expect(lines.count <= 6, "\(lines.count) lines about D-Bus, first: \(lines.prefix(8))")
+        // At most six lines an interval (10 s) the flood lasted: it takes a second or two alone, more while the
+        // rest of the suite runs beside it.
+        let seconds = result.stdout.split(separator: " ").dropFirst(3).first.flatMap { Double($0) } ?? 0
+        let intervals = Int(seconds / 10) + 1
+        #expect(
+            lines.count <= 6 * intervals, "\(lines.count) lines about D-Bus in \(seconds) s, first: \(lines.prefix(8))")
         print("BusAccessTests: \(calls) refused calls gave \(lines.count) log lines about D-Bus")
     }
 }
