@@ -130,6 +130,8 @@ let package = Package(
             dependencies: [
                 "ShakeDetection", "ShakeTrace", "ShakeServer", "ShakeClient", "ShakeProtocol",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Tests/ShakeTestSupport",
             swiftSettings: strictSettings

@@ -68,6 +68,9 @@ public final class SensorSource {
     /// The waits between tries at a remote context: from the rescan interval, doubling, to the retry interval.
     private var contextBackoff: RetryBackoff
     private var permissions: PermissionRetry
+    /// A failure that comes back at every try (a still remote sensor's reads timing out), said once, reminded
+    /// at most every 10 minutes, and said once more when data comes.
+    private var failures = RepeatedFailure()
 
     private let backend: any IIOBackend
     private let configuration: Configuration
@@ -221,15 +224,21 @@ public final class SensorSource {
         turnOffLeftBuffer(accelerometer, context: context)
         // As the device was found, to leave it so (a program that used it before resumes).
         let found = context.deviceState(device: accelerometer.id)
-        defer { if let found { restore(found, of: accelerometer, context: context) } }
+        // (the same news at every try while a failure keeps coming back)
+        let setUpLevel: Logger.Level = failures.isRepeating ? .debug : .info
+        defer {
+            if let found {
+                restore(found, of: accelerometer, context: context, level: failures.isRepeating ? .debug : .info)
+            }
+        }
         let (rate, rateRefused) = configureRate(accelerometer, context: context, lowestRate: lowestRate)
         if let rateRefused, let wait = refused(accelerometer, error: rateRefused) { return .refused(wait) }
         let foundScale = RangeSetting.apply(configuration.range, to: &accelerometer, context: context, logger: logger)
         defer {
             if let foundScale { RangeSetting.restore(foundScale, of: accelerometer, context: context, logger: logger) }
         }
-        logger.info(
-            "using accelerometer",
+        logger.log(
+            level: setUpLevel, "using accelerometer",
             metadata: [
                 "sensor": "\(accelerometer.displayName)",
                 "reason": "\(selection.reason)",
@@ -279,8 +288,9 @@ public final class SensorSource {
                 metadata: ["sensor": "\(accelerometer.displayName)"])
             return waitForChange(from: fingerprint, wakeup: wakeup) ? .stopped : .restart("the sensor cannot be read")
         }
-        logger.info(
-            "capturing from the sensor", metadata: ["device": "\(accelerometer.id)", "driver": "\(driver.summary)"])
+        logger.log(
+            level: setUpLevel, "capturing from the sensor",
+            metadata: ["device": "\(accelerometer.id)", "driver": "\(driver.summary)"])
         backoff.reset()
         permissions.succeeded(accelerometer.id)
         report(.capturing(accelerometer, rate: rate))
@@ -344,9 +354,23 @@ public final class SensorSource {
                     }
                     continue
                 case .failed(let error):
-                    logger.error(
-                        "the sensor failed or vanished; waiting for a sensor",
-                        metadata: ["sensor": "\(accelerometer.displayName)", "error": "\(error)"])
+                    switch failures.failed("\(error)", now: monotonic()) {
+                    case .began:
+                        logger.error(
+                            "the sensor failed or vanished; waiting for a sensor",
+                            metadata: ["sensor": "\(accelerometer.displayName)", "error": "\(error)"])
+                    case .again:
+                        logger.debug(
+                            "the sensor failed again the same way; waiting for a sensor",
+                            metadata: ["sensor": "\(accelerometer.displayName)", "error": "\(error)"])
+                    case .reminder(let count, let seconds):
+                        logger.warning(
+                            "the sensor still fails the same way; waiting for a sensor",
+                            metadata: [
+                                "sensor": "\(accelerometer.displayName)", "error": "\(error)", "failures": "\(count)",
+                                "seconds": "\(DecimalText.format(seconds.rounded()))",
+                            ])
+                    }
                     // The stream ends at the failed read, before the driver stops: stopping a buffer read through
                     // iiod whose link failed waits for iiod's answer, up to the context's timeout (RemoteRead).
                     report(.broke(reason: "the sensor failed or vanished"))
@@ -365,6 +389,14 @@ public final class SensorSource {
                 if !receiving {
                     receiving = true
                     logger.info("receiving samples", metadata: ["device": "\(accelerometer.id)"])
+                    if let ended = failures.recovered(now: monotonic()) {
+                        logger.notice(
+                            "the sensor's repeated failures are over",
+                            metadata: [
+                                "sensor": "\(accelerometer.displayName)", "failures": "\(ended.failures)",
+                                "seconds": "\(DecimalText.format(ended.seconds.rounded()))",
+                            ])
+                    }
                 }
                 silentNoticed = false
                 for sample in samples {
@@ -403,14 +435,16 @@ public final class SensorSource {
 
     /// Puts the device back as it was found: trigger, buffer length and watermark, rate, scan elements, and the
     /// buffer on again if it was.
-    private func restore(_ found: DeviceState, of accelerometer: Accelerometer, context: any IIOContextHandle) {
+    private func restore(
+        _ found: DeviceState, of accelerometer: Accelerometer, context: any IIOContextHandle, level: Logger.Level
+    ) {
         guard let now = context.deviceState(device: accelerometer.id) else { return }
         let writes = found.restoration(from: now)
         guard !writes.isEmpty else { return }
         let failed = context.apply(device: accelerometer.id, writes: writes)
         if failed.isEmpty {
-            logger.info(
-                "left the sensor as it was found",
+            logger.log(
+                level: level, "left the sensor as it was found",
                 metadata: [
                     "device": "\(accelerometer.id)", "writes": "\(writes.map(\.description).joined(separator: " "))",
                 ])

@@ -79,7 +79,7 @@ struct BusAccessTests {
         print("sent", flush=True)
         """
 
-    static func replayDaemon(on bus: PrivateBus, directory: String, configuration: String? = nil) throws
+    static func replayDaemon(on bus: PrivateBus, directory: String, configuration: String? = nil) async throws
         -> DaemonProcess
     {
         var arguments = [
@@ -92,7 +92,7 @@ struct BusAccessTests {
             arguments = ["--config", file] + arguments
         }
         let daemon = try BusServiceTests.daemon(on: bus, arguments, directory: directory)
-        #expect(BusServiceTests.waitForName(on: bus, daemon), "\(daemon.stderr)")
+        #expect(await BusServiceTests.waitForName(on: bus, daemon), "\(daemon.stderr)")
         return daemon
     }
 
@@ -105,55 +105,57 @@ struct BusAccessTests {
 
     /// With `subscribe: root`, a user the rule does not allow neither hears the `Shake` signal nor the properties'
     /// changes, and reading a property is AccessDenied; root, claiming, gets both events as before.
-    @Test func aUserTheRuleRefusesHearsNoSignalAndReadsNoProperty() throws {
+    @Test func aUserTheRuleRefusesHearsNoSignalAndReadsNoProperty() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-access-signals")
-        let daemon = try Self.replayDaemon(
+        let daemon = try await Self.replayDaemon(
             on: bus, directory: directory, configuration: "access:\n  subscribe: root\n")
         defer { _ = daemon.stop() }
         let stranger = try Self.python(
             Self.listener, [bus.address, Self.path, Self.name], as: Self.nobody, directory: directory, name: "nobody")
         defer { _ = stranger.stop() }
-        #expect(stranger.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(stranger.stderr)")
+        #expect(await stranger.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(stranger.stderr)")
         #expect(stranger.stdout.contains("get refused: org.freedesktop.DBus.Error.AccessDenied"), "\(stranger.stdout)")
 
         // Root claims and hears a shake, begun and ended.
         let example = Fixtures.repository.appendingPathComponent("examples/python/shake_dbus.py").path
-        let root = try Command.run(
+        let root = try await Command.run(
             "/usr/bin/timeout", ["20", "/usr/bin/python3", example, "--count", "2"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         #expect(root.status == 0, "\(root.stderr)")
         #expect(root.stdout.split(separator: "\n").count == 2, "\(root.stdout)")
 
         // Everything the daemon sent before is in the stranger's queue ahead of the marker, sent after.
-        let marker = try bus.busctl(["emit", "/org/example/Marker", "org.example.Marker", "Marker"])
+        let marker = try await bus.busctl(["emit", "/org/example/Marker", "org.example.Marker", "Marker"])
         #expect(marker.status == 0, "\(marker.stderr)")
-        #expect(stranger.wait(timeout: 10) { $0.stdout.contains("marker") }, "\(stranger.stdout)")
+        #expect(await stranger.wait(timeout: 10) { $0.stdout.contains("marker") }, "\(stranger.stdout)")
         #expect(!stranger.stdout.contains("signal "), "the stranger heard: \(stranger.stdout)")
     }
 
     /// A reload that narrows `subscribe` to root takes nobody's claim, and with it the signals: the shakes root
     /// hears after the reload never reach nobody, who heard them while the rule was `everyone`.
-    @Test func aNarrowingReloadStopsTheSignalsOfTheClaimsItTakes() throws {
+    @Test func aNarrowingReloadStopsTheSignalsOfTheClaimsItTakes() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-access-reload")
-        let daemon = try Self.replayDaemon(
+        let daemon = try await Self.replayDaemon(
             on: bus, directory: directory, configuration: "access:\n  subscribe: everyone\n")
         defer { _ = daemon.stop() }
         let stranger = try Self.python(
             Self.listener, [bus.address, Self.path, Self.name, "claim"], as: Self.nobody, directory: directory,
             name: "nobody")
         defer { _ = stranger.stop() }
-        #expect(stranger.wait(timeout: 15) { $0.stdout.contains(" Shake from ") }, "\(stranger.stdout)")
+        #expect(await stranger.wait(timeout: 15) { $0.stdout.contains(" Shake from ") }, "\(stranger.stdout)")
 
         try "access:\n  subscribe: root\n".write(
             toFile: "\(directory)/shaked.yaml", atomically: true, encoding: .utf8)
         kill(daemon.daemonPID ?? 0, SIGHUP)
         #expect(
-            daemon.wait(timeout: 10) { $0.stderr.contains("the access rules no longer allow a D-Bus client's claim") },
+            await daemon.wait(timeout: 10) {
+                $0.stderr.contains("the access rules no longer allow a D-Bus client's claim")
+            },
             "\(daemon.stderr)")
         let example = Fixtures.repository.appendingPathComponent("examples/python/shake_dbus.py").path
-        let root = try Command.run(
+        let root = try await Command.run(
             "/usr/bin/timeout", ["20", "/usr/bin/python3", example, "--count", "2"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         #expect(root.status == 0, "\(root.stderr)")
@@ -162,9 +164,9 @@ struct BusAccessTests {
         }
         #expect(heardByRoot.count == 2, "\(root.stdout)")
 
-        let marker = try bus.busctl(["emit", "/org/example/Marker", "org.example.Marker", "Marker"])
+        let marker = try await bus.busctl(["emit", "/org/example/Marker", "org.example.Marker", "Marker"])
         #expect(marker.status == 0, "\(marker.stderr)")
-        #expect(stranger.wait(timeout: 10) { $0.stdout.contains("marker") }, "\(stranger.stdout)")
+        #expect(await stranger.wait(timeout: 10) { $0.stdout.contains("marker") }, "\(stranger.stdout)")
         let heardByStranger = stranger.stdout.split(separator: "\n").filter { $0.contains(" Shake from ") }.map {
             line in line.split(separator: "'").dropFirst(3).first.map(String.init) ?? ""
         }
@@ -174,10 +176,10 @@ struct BusAccessTests {
 
     /// A caller that connected as nobody and took a group only afterwards (with CAP_SETGID, as a set-gid program
     /// would have given it) is judged as it connected: its `Claim` is refused by a rule that names that group.
-    @Test func aCallerIsJudgedByTheGroupsItConnectedWith() throws {
+    @Test func aCallerIsJudgedByTheGroupsItConnectedWith() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-access-groups")
-        let daemon = try Self.replayDaemon(
+        let daemon = try await Self.replayDaemon(
             on: bus, directory: directory, configuration: "access:\n  subscribe: [group:27]\n")
         defer { _ = daemon.stop() }
         let script = """
@@ -194,7 +196,7 @@ struct BusAccessTests {
             except dbus.DBusException as error:
                 print("refused:", error.get_dbus_name(), flush=True)
             """
-        let result = try Command.run(
+        let result = try await Command.run(
             "/usr/bin/setpriv",
             [
                 "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=+setgid", "--ambient-caps=+setgid",
@@ -205,7 +207,7 @@ struct BusAccessTests {
             result.stdout.contains("refused: org.freedesktop.DBus.Error.AccessDenied"),
             "\(result.stdout)\(result.stderr)\n\(daemon.stderr)")
         // A caller that connected with the group is allowed.
-        let member = try Command.run(
+        let member = try await Command.run(
             "/usr/bin/setpriv",
             [
                 "--reuid=65534", "--regid=27", "--clear-groups", "/usr/bin/busctl", "--address=\(bus.address)", "call",
@@ -216,10 +218,10 @@ struct BusAccessTests {
 
     /// 20,000 refused calls (`Claim` and property reads) from one client: the daemon answers every one, and logs
     /// a bounded number of lines about them — the first, then one count at the end of the interval (or at exit).
-    @Test func aFloodOfRefusedCallsIsABoundedNumberOfLogLines() throws {
+    @Test func aFloodOfRefusedCallsIsABoundedNumberOfLogLines() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-access-flood")
-        let daemon = try Self.replayDaemon(
+        let daemon = try await Self.replayDaemon(
             on: bus, directory: directory, configuration: "access:\n  subscribe: root\n")
         defer { _ = daemon.stop() }
         let script = """
@@ -241,16 +243,21 @@ struct BusAccessTests {
             print("refused %d in %.1f s" % (refused, time.monotonic() - start), flush=True)
             """
         let calls = 20_000
-        let result = try Command.run(
+        let result = try await Command.run(
             "/usr/bin/setpriv",
             Array(Self.nobody.dropFirst()) + [
                 "/usr/bin/python3", "-c", script, bus.address, Self.name, Self.path, Self.interface, String(calls),
             ])
         #expect(result.stdout.hasPrefix("refused \(calls) in"), "\(result.stdout)\(result.stderr)")
         print("BusAccessTests: \(result.stdout.trimmingCharacters(in: .newlines))")
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         let lines = daemon.stderr.split(separator: "\n").filter { $0.contains("D-Bus") }
-        #expect(lines.count <= 6, "\(lines.count) lines about D-Bus, first: \(lines.prefix(8))")
+        // At most six lines an interval (10 s) the flood lasted: it takes a second or two alone, more while the
+        // rest of the suite runs beside it.
+        let seconds = result.stdout.split(separator: " ").dropFirst(3).first.flatMap { Double($0) } ?? 0
+        let intervals = Int(seconds / 10) + 1
+        #expect(
+            lines.count <= 6 * intervals, "\(lines.count) lines about D-Bus in \(seconds) s, first: \(lines.prefix(8))")
         print("BusAccessTests: \(calls) refused calls gave \(lines.count) log lines about D-Bus")
     }
 }

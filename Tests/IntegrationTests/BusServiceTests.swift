@@ -38,9 +38,9 @@ struct BusServiceTests {
     }
 
     /// Waits until the daemon owns its name on `bus`.
-    static func waitForName(on bus: PrivateBus, _ daemon: DaemonProcess) -> Bool {
-        daemon.wait(timeout: 15) { _ in
-            (try? bus.busctl(["status", Self.name]))?.status == 0
+    static func waitForName(on bus: PrivateBus, _ daemon: DaemonProcess) async -> Bool {
+        await daemon.wait(timeout: 15) { _ in
+            (try? await bus.busctl(["status", Self.name]))?.status == 0
         }
     }
 
@@ -48,11 +48,11 @@ struct BusServiceTests {
     final class Monitor: Sendable {
         let process: DaemonProcess
 
-        init(_ bus: PrivateBus, directory: String) throws {
+        init(_ bus: PrivateBus, directory: String) async throws {
             process = try DaemonProcess(
                 command: ["/usr/bin/busctl", "--address=\(bus.address)", "monitor", "--json=short", Self.name],
                 pidFile: "\(directory)/monitor.pid")
-            let attached = process.wait(timeout: 10) { $0.stderr.contains("Monitoring bus message stream") }
+            let attached = await process.wait(timeout: 10) { $0.stderr.contains("Monitoring bus message stream") }
             #expect(attached, "busctl monitor: \(process.stderr)")
         }
 
@@ -80,10 +80,10 @@ struct BusServiceTests {
     @Test(arguments: [
         ("shake-both-100hz.csv", ["began", "ended"]), ("long-shake.csv", ["began", "cancelled"]),
     ])
-    func aReplayedTraceIsSentAsShakeSignals(trace: String, phases: [String]) throws {
+    func aReplayedTraceIsSentAsShakeSignals(trace: String, phases: [String]) async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-signals")
-        let monitor = try Monitor(bus, directory: directory)
+        let monitor = try await Monitor(bus, directory: directory)
         defer { monitor.stop() }
         let daemon = try Self.daemon(
             on: bus,
@@ -91,11 +91,11 @@ struct BusServiceTests {
                 "--source", "replay:\(Fixtures.path(trace))", "--speed", "4", "--print-events", "--socket",
                 "\(directory)/shaked.sock",
             ], directory: directory)
-        let finished = daemon.wait(timeout: 60) { $0.stderr.contains("] stopped") }
+        let finished = await daemon.wait(timeout: 60) { $0.stderr.contains("] stopped") }
         #expect(finished, "\(daemon.stderr)")
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         // The last signals are on the bus before the daemon has gone; the monitor prints them soon after.
-        monitor.process.wait(timeout: 5) { _ in monitor.signals("Shake").count >= phases.count }
+        await monitor.process.wait(timeout: 5) { _ in monitor.signals("Shake").count >= phases.count }
 
         let printed = daemon.events
         let shakes = monitor.signals("Shake")
@@ -133,7 +133,7 @@ struct BusServiceTests {
     }
 
     /// What desktop software sees first: the interface, its properties, and the daemon's sensor in them.
-    @Test func introspectionAndProperties() throws {
+    @Test func introspectionAndProperties() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-introspect")
         let trace = Fixtures.path("shake-both-100hz.csv")
@@ -141,46 +141,46 @@ struct BusServiceTests {
             on: bus, ["--source", "replay:\(trace)", "--loop", "--socket", "\(directory)/shaked.sock"],
             directory: directory)
         defer { _ = daemon.stop() }
-        #expect(Self.waitForName(on: bus, daemon), "\(daemon.stderr)")
-        let xml = try bus.busctl(["--xml-interface", "introspect", Self.name, Self.path])
+        #expect(await Self.waitForName(on: bus, daemon), "\(daemon.stderr)")
+        let xml = try await bus.busctl(["--xml-interface", "introspect", Self.name, Self.path])
         #expect(xml.status == 0, "\(xml.stderr)")
         #expect(xml.stdout.contains("<interface name=\"\(Self.interface)\">"), "\(xml.stdout)")
         for member in ["<method name=\"Claim\"", "<method name=\"Release\"", "<signal name=\"Shake\""] {
             #expect(xml.stdout.contains(member), "no \(member)")
         }
-        func property(_ name: String) throws -> String {
-            try bus.busctl(["get-property", Self.name, Self.path, Self.interface, name]).stdout
+        func property(_ name: String) async throws -> String {
+            try await bus.busctl(["get-property", Self.name, Self.path, Self.interface, name]).stdout
         }
-        #expect(try property("HasAccelerometer") == "b true\n")
-        #expect(try property("Sensor") == "s \"\(trace)\"\n")
-        #expect(try property("Sensitivity") == "s \"medium\"\n")
-        #expect(try ["b true\n", "b false\n"].contains(property("Shaking")))
+        #expect(try await property("HasAccelerometer") == "b true\n")
+        #expect(try await property("Sensor") == "s \"\(trace)\"\n")
+        #expect(try await property("Sensitivity") == "s \"medium\"\n")
+        #expect(try await ["b true\n", "b false\n"].contains(property("Shaking")))
     }
 
     /// `Claim` turns capture on for a daemon that idles with nobody listening; `Release` turns it off; a client
     /// that claims and leaves the bus has its claim released.
     @Test(.enabled(if: Harness.hasUmockdev, "umockdev-run is not installed"))
-    func claimTurnsCaptureOnAndReleaseOrLeavingTurnsItOff() throws {
+    func claimTurnsCaptureOnAndReleaseOrLeavingTurnsItOff() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-claim")
         let trace = "\(directory)/trace.csv"
-        try Harness.shakectl(["synth", "--before", "30", "--after", "30", "--seed", "3", "--out", trace])
-        try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
+        try await Harness.shakectl(["synth", "--before", "30", "--after", "30", "--seed", "3", "--out", trace])
+        try await Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
         let daemon = try Self.simulatedDaemon(on: bus, directory: directory, ["--log-level", "debug"])
         defer { _ = daemon.stop() }
         func count(_ text: String) -> Int { daemon.stderr.components(separatedBy: text).count - 1 }
         let off = "capture is off until a client connects"
         let on = "a client is listening: capture is on"
-        #expect(daemon.wait(timeout: 20) { _ in count(off) == 1 }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 20) { _ in count(off) == 1 }, "\(daemon.stderr)")
         #expect(
-            try bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"]).stdout
+            try await bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"]).stdout
                 == "s \"fake-accel (iio:device0)\"\n")
 
         // busctl claims and exits: its connection, and the claim, go with it.
-        let claim = try bus.busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
+        let claim = try await bus.busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
         #expect(claim.status == 0, "\(claim.stderr)")
-        #expect(daemon.wait(timeout: 10) { _ in count(on) == 1 }, "\(daemon.stderr)")
-        #expect(daemon.wait(timeout: 10) { _ in count(off) == 2 }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 10) { _ in count(on) == 1 }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 10) { _ in count(off) == 2 }, "\(daemon.stderr)")
         #expect(daemon.stderr.contains("a D-Bus client left the bus: its claim is released"))
 
         // A client that stays on the bus keeps capture on until it releases.
@@ -191,17 +191,17 @@ struct BusServiceTests {
                 Self.interface,
             ], pidFile: "\(directory)/client.pid")
         defer { _ = client.stop() }
-        #expect(client.wait(timeout: 10) { $0.stdout.contains("claimed") }, "\(client.stderr)")
-        #expect(daemon.wait(timeout: 10) { _ in count(on) == 2 }, "\(daemon.stderr)")
+        #expect(await client.wait(timeout: 10) { $0.stdout.contains("claimed") }, "\(client.stderr)")
+        #expect(await daemon.wait(timeout: 10) { _ in count(on) == 2 }, "\(daemon.stderr)")
         // The client holds its claim for 3 s: a second in, capture is still on.
-        Thread.sleep(forTimeInterval: 1)
+        try? await Task.sleep(for: .seconds(1))
         #expect(count(off) == 2, "capture went off while the client held its claim: \(daemon.stderr)")
-        #expect(client.wait(timeout: 10) { $0.stdout.contains("released") }, "\(client.stderr)")
-        #expect(daemon.wait(timeout: 10) { _ in count(off) == 3 }, "\(daemon.stderr)")
+        #expect(await client.wait(timeout: 10) { $0.stdout.contains("released") }, "\(client.stderr)")
+        #expect(await daemon.wait(timeout: 10) { _ in count(off) == 3 }, "\(daemon.stderr)")
     }
 
     /// A caller the access rules do not allow gets AccessDenied; the daemon serves on.
-    @Test func aCallerTheAccessRulesRefuseGetsAccessDenied() throws {
+    @Test func aCallerTheAccessRulesRefuseGetsAccessDenied() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-refuse")
         let configuration = "\(directory)/shaked.yaml"
@@ -213,29 +213,30 @@ struct BusServiceTests {
                 "--socket", "\(directory)/shaked.sock",
             ], directory: directory)
         defer { _ = daemon.stop() }
-        #expect(Self.waitForName(on: bus, daemon), "\(daemon.stderr)")
+        #expect(await Self.waitForName(on: bus, daemon), "\(daemon.stderr)")
         // Root may always: run as root, the refused caller is nobody.
-        func busctl(_ arguments: [String]) throws -> Command.Result {
+        func busctl(_ arguments: [String]) async throws -> Command.Result {
             let command = ["/usr/bin/busctl", "--address=\(bus.address)"] + arguments
-            guard getuid() == 0 else { return try Command.run(command[0], Array(command.dropFirst())) }
-            return try Command.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + command)
+            guard getuid() == 0 else { return try await Command.run(command[0], Array(command.dropFirst())) }
+            return try await Command.run(
+                "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + command)
         }
-        let refused = try busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
+        let refused = try await busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
         #expect(refused.status != 0)
         // busctl names the error (org.freedesktop.DBus.Error.AccessDenied) as its errno's text.
         #expect(refused.stderr.contains("Access denied"), "\(refused.stderr)")
-        #expect(daemon.wait(timeout: 5) { $0.stderr.contains("a D-Bus call was refused by the access rules") })
+        #expect(await daemon.wait(timeout: 5) { $0.stderr.contains("a D-Bus call was refused by the access rules") })
         // Reading the properties needs access.subscribe too; the daemon still answers (root here).
-        let get = try busctl(["get-property", Self.name, Self.path, Self.interface, "HasAccelerometer"])
+        let get = try await busctl(["get-property", Self.name, Self.path, Self.interface, "HasAccelerometer"])
         #expect(get.status != 0 && get.stderr.contains("Access denied"), "\(get.stdout)\(get.stderr)")
-        let root = try bus.busctl(["get-property", Self.name, Self.path, Self.interface, "HasAccelerometer"])
+        let root = try await bus.busctl(["get-property", Self.name, Self.path, Self.interface, "HasAccelerometer"])
         #expect(root.stdout == "b true\n", "\(root.stderr)")
     }
 
     /// dbus-daemon going away: the daemon says so, serves its socket on, and offers the object again once a bus is
     /// back — here the second of the two addresses `DBUS_SYSTEM_BUS_ADDRESS` lists, which sd-bus tries in turn,
     /// standing in for a restarted bus at the first.
-    @Test func aLostBusIsSaidAndTheObjectIsOfferedAgainWhenTheBusIsBack() throws {
+    @Test func aLostBusIsSaidAndTheObjectIsOfferedAgainWhenTheBusIsBack() async throws {
         var first: PrivateBus? = try PrivateBus()
         let second = try PrivateBus()
         let directory = try Harness.scratch("bus-lost")
@@ -247,31 +248,33 @@ struct BusServiceTests {
                 "\(directory)/shaked.sock",
             ], pidFile: "\(directory)/daemon.pid")
         defer { _ = daemon.stop() }
-        #expect(Self.waitForName(on: first!, daemon), "\(daemon.stderr)")
-        #expect(try second.busctl(["status", Self.name]).status != 0, "the name is on the second bus already")
+        #expect(await Self.waitForName(on: first!, daemon), "\(daemon.stderr)")
+        #expect(try await second.busctl(["status", Self.name]).status != 0, "the name is on the second bus already")
 
         first = nil  // Its dbus-daemon is killed.
         #expect(
-            daemon.wait(timeout: 10) { $0.stderr.contains("the system bus was lost: the shake object is off it") },
+            await daemon.wait(timeout: 10) {
+                $0.stderr.contains("the system bus was lost: the shake object is off it")
+            },
             "\(daemon.stderr)")
-        #expect(Self.waitForName(on: second, daemon), "\(daemon.stderr)")
+        #expect(await Self.waitForName(on: second, daemon), "\(daemon.stderr)")
         #expect(daemon.stderr.contains("the system bus is back: offering the shake object again"), "\(daemon.stderr)")
-        let sensor = try second.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
+        let sensor = try await second.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
         #expect(sensor.stdout == "s \"\(trace)\"\n", "\(sensor.stderr)")
         // The socket was served throughout, and the daemon stops as cleanly as ever.
-        let status = try Harness.shakectl(["status", "--socket", "\(directory)/shaked.sock"])
+        let status = try await Harness.shakectl(["status", "--socket", "\(directory)/shaked.sock"])
         #expect(status.contains("replay"), "\(status)")
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
     }
 
     /// `dbus.mode`: `auto` serves the socket without a bus; `on` refuses to start without one.
-    @Test func aMissingBusIsALogLineUnlessTheBusIsRequired() throws {
+    @Test func aMissingBusIsALogLineUnlessTheBusIsRequired() async throws {
         let directory = try Harness.scratch("bus-missing")
         let trace = Fixtures.path("shake-both-100hz.csv")
         for (mode, status) in [("auto", Int32(0)), ("on", 1)] {
             let configuration = "\(directory)/\(mode).yaml"
             try "dbus:\n  mode: \(mode)\n".write(toFile: configuration, atomically: true, encoding: .utf8)
-            let result = try Command.run(
+            let result = try await Command.run(
                 "/usr/bin/env",
                 [
                     "DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(directory)/no-bus", Harness.product("shaked"), "--config",
@@ -292,7 +295,7 @@ struct BusServiceTests {
     /// tells it: locking stops capture within a second, unlocking starts it again. The listener is not root (root's
     /// listeners do not follow sessions): run as root, it is nobody.
     @Test(.enabled(if: Harness.hasUmockdev && PythonBusClient.hasGLib, "umockdev-run or python3-gi is missing"))
-    func lockingTheSessionStopsCaptureAndUnlockingResumesIt() throws {
+    func lockingTheSessionStopsCaptureAndUnlockingResumesIt() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-session")
         chmod(directory, 0o755)
@@ -301,18 +304,18 @@ struct BusServiceTests {
             command: ["/usr/bin/python3", Fixtures.path("fake-logind.py"), bus.address, String(user)],
             pidFile: "\(directory)/logind.pid")
         defer { _ = logind.stop(signal: SIGKILL) }
-        #expect(logind.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(logind.stderr)")
+        #expect(await logind.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(logind.stderr)")
 
         let trace = "\(directory)/trace.csv"
-        try Harness.shakectl(["synth", "--before", "60", "--after", "30", "--seed", "3", "--out", trace])
-        try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
+        try await Harness.shakectl(["synth", "--before", "60", "--after", "30", "--seed", "3", "--out", trace])
+        try await Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"])
         let socket = "\(directory)/shaked.sock"
         let daemon = try Self.simulatedDaemon(on: bus, directory: directory, [])
         defer { _ = daemon.stop() }
         func count(_ text: String) -> Int { daemon.stderr.components(separatedBy: text).count - 1 }
         let on = "a client is listening: capture is on"
         let away = "the listeners' sessions are locked or inactive: capture is off until one is back"
-        #expect(daemon.wait(timeout: 20) { $0.stderr.contains("capture is off until a client connects") })
+        #expect(await daemon.wait(timeout: 20) { $0.stderr.contains("capture is off until a client connects") })
 
         let listenCommand = [Harness.product("shakectl"), "listen", "--socket", socket]
         let listener = try DaemonProcess(
@@ -321,7 +324,7 @@ struct BusServiceTests {
                 : listenCommand,
             pidFile: "\(directory)/listener.pid")
         defer { _ = listener.stop() }
-        #expect(daemon.wait(timeout: 10) { _ in count(on) == 1 }, "\(daemon.stderr)\n\(listener.stderr)")
+        #expect(await daemon.wait(timeout: 10) { _ in count(on) == 1 }, "\(daemon.stderr)\n\(listener.stderr)")
 
         // Lock, then unlock, twice: each time the daemon must follow within a second.
         var timings: [String] = []
@@ -330,7 +333,7 @@ struct BusServiceTests {
                 let sent = Date()
                 guard let pid = logind.daemonPID else { break }
                 kill(pid, signal)
-                let followed = daemon.wait(timeout: 5) { _ in count(line) == expected }
+                let followed = await daemon.wait(timeout: 5) { _ in count(line) == expected }
                 let elapsed = Date().timeIntervalSince(sent)
                 #expect(followed, "\(daemon.stderr)")
                 #expect(elapsed < 1, "\(signal == SIGUSR1 ? "lock" : "unlock") followed after \(elapsed) s")
@@ -345,7 +348,7 @@ struct BusServiceTests {
     /// client keeps emitting forged `Shake` signals on the object's path and interface meanwhile (this bus has no
     /// policy to stop it): the example acts only on signals from the name's owner.
     @Test(.enabled(if: PythonBusClient.hasGLib, "python3-dbus or python3-gi is missing"))
-    func thePythonExamplePrintsShakes() throws {
+    func thePythonExamplePrintsShakes() async throws {
         let bus = try PrivateBus()
         let directory = try Harness.scratch("bus-example")
         let daemon = try Self.daemon(
@@ -355,7 +358,7 @@ struct BusServiceTests {
                 "\(directory)/shaked.sock",
             ], directory: directory)
         defer { _ = daemon.stop() }
-        #expect(Self.waitForName(on: bus, daemon), "\(daemon.stderr)")
+        #expect(await Self.waitForName(on: bus, daemon), "\(daemon.stderr)")
         let forger = try DaemonProcess(
             command: [
                 "/usr/bin/python3", "-c", BusAccessTests.forger, bus.address, Self.path, Self.interface, "", "2000",
@@ -363,7 +366,7 @@ struct BusServiceTests {
             pidFile: "\(directory)/forger.pid")
         defer { _ = forger.stop(signal: SIGKILL) }
         let example = Fixtures.repository.appendingPathComponent("examples/python/shake_dbus.py").path
-        let result = try Command.run(
+        let result = try await Command.run(
             "/usr/bin/timeout", ["20", "/usr/bin/python3", example, "--count", "2"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         #expect(result.status == 0, "\(result.stderr)")

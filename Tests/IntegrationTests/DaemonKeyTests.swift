@@ -15,11 +15,11 @@ struct DaemonKeyTests {
     static let user = getuid() == 0 ? UInt32(65534) : getuid()
 
     /// A folder others may enter, with the stand-in uinput built in it.
-    static func prepare(_ name: String) throws -> (directory: String, preload: String) {
+    static func prepare(_ name: String) async throws -> (directory: String, preload: String) {
         let directory = try Harness.scratch(name)
         chmod(directory, 0o755)
         let preload = "\(directory)/fake-uinput.so"
-        let built = try Command.run(
+        let built = try await Command.run(
             "/usr/bin/cc", ["-shared", "-fPIC", "-o", preload, Fixtures.path("fake-uinput.c"), "-ldl"])
         #expect(built.status == 0, "\(built.stderr)")
         return (directory, preload)
@@ -56,88 +56,94 @@ struct DaemonKeyTests {
         output.components(separatedBy: text).count - 1
     }
 
-    @Test func aChordIsPressedWhileItsUsersSessionIsActiveAndNotOnceItIsLocked() throws {
-        let (directory, preload) = try Self.prepare("key-session")
+    @Test func aChordIsPressedWhileItsUsersSessionIsActiveAndNotOnceItIsLocked() async throws {
+        let (directory, preload) = try await Self.prepare("key-session")
         let bus = try PrivateBus()
         let logind = try DaemonProcess(
             command: ["/usr/bin/python3", Fixtures.path("fake-logind.py"), bus.address, String(Self.user)],
             pidFile: "\(directory)/logind.pid")
         defer { _ = logind.stop(signal: SIGKILL) }
-        #expect(logind.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(logind.stderr)")
+        #expect(await logind.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(logind.stderr)")
         let daemon = try Self.daemon(directory: directory, preload: preload, bus: bus.address)
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 15) { $0.stderr.contains("present_users=\(Self.user)") }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 15) { $0.stderr.contains("present_users=\(Self.user)") }, "\(daemon.stderr)")
 
         let key = try Self.key(directory: directory)
         defer { _ = key.stop() }
         let pressed = "pressed ctrl+z for event #"
-        #expect(key.wait(timeout: 20) { Self.count(pressed, in: $0.stderr) >= 2 }, "\(key.stderr)\n\(daemon.stderr)")
+        #expect(
+            await key.wait(timeout: 20) { Self.count(pressed, in: $0.stderr) >= 2 }, "\(key.stderr)\n\(daemon.stderr)")
         #expect(Self.presses(directory) >= 2, "\(daemon.stderr)")
         #expect(daemon.stderr.contains("client_uid=\(Self.user)"), "\(daemon.stderr)")
-        let status = try Harness.shakectl(["status", "--json", "--socket", "\(directory)/shaked.sock"])
+        let status = try await Harness.shakectl(["status", "--json", "--socket", "\(directory)/shaked.sock"])
         #expect(status.contains(#""keys_pressed":"#), "\(status)")
 
         // The screen locks: from the moment the daemon hears of it, nothing more is typed.
         guard let pid = logind.daemonPID else { return }
         kill(pid, SIGUSR1)
-        #expect(daemon.wait(timeout: 5) { $0.stderr.contains("present_users= ") }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 5) { $0.stderr.contains("present_users= ") }, "\(daemon.stderr)")
         let atLock = Self.presses(directory)
         let away = "not pressed for event #"
-        #expect(key.wait(timeout: 20) { Self.count(away, in: $0.stderr) >= 3 }, "\(key.stderr)\n\(daemon.stderr)")
+        #expect(await key.wait(timeout: 20) { Self.count(away, in: $0.stderr) >= 3 }, "\(key.stderr)\n\(daemon.stderr)")
         #expect(Self.presses(directory) == atLock, "typed while locked:\n\(key.stderr)")
 
         // Unlocked: typed again.
         kill(pid, SIGUSR2)
         let before = Self.count(pressed, in: key.stderr)
-        #expect(key.wait(timeout: 20) { Self.count(pressed, in: $0.stderr) > before }, "\(key.stderr)")
+        #expect(await key.wait(timeout: 20) { Self.count(pressed, in: $0.stderr) > before }, "\(key.stderr)")
         #expect(Self.presses(directory) > atLock)
     }
 
     /// A user whose only session has no seat (an ssh login, which logind calls active) is not in front of the
     /// keyboard: the chord is not typed, though capture counts the session.
-    @Test func aUserWithOnlyASeatlessSessionIsNotTypedFor() throws {
-        let (directory, preload) = try Self.prepare("key-seatless")
+    @Test func aUserWithOnlyASeatlessSessionIsNotTypedFor() async throws {
+        let (directory, preload) = try await Self.prepare("key-seatless")
         let bus = try PrivateBus()
         let logind = try DaemonProcess(
             command: ["/usr/bin/python3", Fixtures.path("fake-logind.py"), bus.address, String(Self.user), ""],
             pidFile: "\(directory)/logind.pid")
         defer { _ = logind.stop(signal: SIGKILL) }
-        #expect(logind.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(logind.stderr)")
+        #expect(await logind.wait(timeout: 10) { $0.stdout.contains("ready") }, "\(logind.stderr)")
         let daemon = try Self.daemon(directory: directory, preload: preload, bus: bus.address)
         defer { _ = daemon.stop() }
         #expect(
-            daemon.wait(timeout: 15) { $0.stderr.contains("present_users=\(Self.user) seat0_user= ") },
+            await daemon.wait(timeout: 15) { $0.stderr.contains("present_users=\(Self.user) seat0_user= ") },
             "\(daemon.stderr)")
         let key = try Self.key(directory: directory)
         defer { _ = key.stop() }
         #expect(
-            key.wait(timeout: 20) { Self.count("your session is not the active, unlocked one", in: $0.stderr) >= 2 },
+            await key.wait(timeout: 20) {
+                Self.count("your session is not the active, unlocked one", in: $0.stderr) >= 2
+            },
             "\(key.stderr)\n\(daemon.stderr)")
         #expect(Self.presses(directory) == 0)
     }
 
     /// Without logind (no system bus), nobody but root has a session the daemon knows of: a user's chord is
     /// never typed, though the keyboard is made and the events come.
-    @Test func withoutLogindAUsersChordIsNeverPressed() throws {
-        let (directory, preload) = try Self.prepare("key-no-logind")
+    @Test func withoutLogindAUsersChordIsNeverPressed() async throws {
+        let (directory, preload) = try await Self.prepare("key-no-logind")
         let daemon = try Self.daemon(
             directory: directory, preload: preload, bus: "unix:path=\(directory)/no-bus")
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 15) { _ in UnixSocket.isListening("\(directory)/shaked.sock") })
+        #expect(await daemon.wait(timeout: 15) { _ in UnixSocket.isListening("\(directory)/shaked.sock") })
         #expect(
-            daemon.wait(timeout: 10) { $0.stderr.contains("only root's key chords are pressed") }, "\(daemon.stderr)")
+            await daemon.wait(timeout: 10) { $0.stderr.contains("only root's key chords are pressed") },
+            "\(daemon.stderr)")
         let key = try Self.key(directory: directory)
         defer { _ = key.stop() }
         #expect(
-            key.wait(timeout: 20) { Self.count("your session is not the active, unlocked one", in: $0.stderr) >= 2 },
+            await key.wait(timeout: 20) {
+                Self.count("your session is not the active, unlocked one", in: $0.stderr) >= 2
+            },
             "\(key.stderr)\n\(daemon.stderr)")
         #expect(Self.presses(directory) == 0)
         #expect(!key.stderr.contains("pressed ctrl+z"), "\(key.stderr)")
     }
 
     /// A daemon that cannot make its keyboard says so, and `shakectl key` stops with that, without retrying.
-    @Test func aDaemonWithoutAKeyboardRefusesAndKeyStops() throws {
-        let (directory, preload) = try Self.prepare("key-no-uinput")
+    @Test func aDaemonWithoutAKeyboardRefusesAndKeyStops() async throws {
+        let (directory, preload) = try await Self.prepare("key-no-uinput")
         // The stand-in without its file: opening /dev/uinput fails as on a machine without the module.
         let daemon = try DaemonProcess(
             command: [
@@ -147,10 +153,10 @@ struct DaemonKeyTests {
             ],
             pidFile: "\(directory)/daemon.pid")
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 15) { _ in UnixSocket.isListening("\(directory)/shaked.sock") })
+        #expect(await daemon.wait(timeout: 15) { _ in UnixSocket.isListening("\(directory)/shaked.sock") })
         // Asking again and again costs the daemon one try and one log line an interval, not one each.
         for _ in 1...3 {
-            let result = try Command.run(
+            let result = try await Command.run(
                 "/usr/bin/timeout",
                 ["20", Harness.product("shakectl"), "key", "undo", "--socket", "\(directory)/shaked.sock"])
             #expect(result.status == 1, "\(result.stderr)")

@@ -90,17 +90,22 @@ final class DaemonProcess: Sendable {
         }
     }
 
-    /// Waits until `condition` holds or `timeout` seconds pass. - Returns: whether it held.
+    /// Waits until `condition` holds or `timeout` seconds pass, without holding a thread of Swift's cooperative
+    /// pool: the tests run on it, in-process ones (the MQTT forwarder's) need it too, and it has a thread a core.
+    /// - Returns: whether it held.
     @discardableResult
-    func wait(timeout: Double, until condition: (DaemonProcess) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition(self) { return true }
-            if !process.isRunning { return condition(self) }
-            Thread.sleep(forTimeInterval: 0.02)
+    func wait(timeout: Double, until condition: (DaemonProcess) async -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        while ContinuousClock.now < deadline {
+            if await condition(self) { return true }
+            if !process.isRunning { return await condition(self) }
+            try? await Task.sleep(for: Self.pollInterval)
         }
-        return condition(self)
+        return await condition(self)
     }
+
+    /// How often an asynchronous wait looks again at what it waits for.
+    static let pollInterval = Duration.milliseconds(20)
 
     /// The daemon's own process id, once its shell has written it.
     var daemonPID: Int32? {
@@ -131,6 +136,34 @@ final class DaemonProcess: Sendable {
         // Let the pipes drain.
         Thread.sleep(forTimeInterval: 0.1)
         return exitStatus()
+    }
+
+    /// Sends `signal` to the daemon and waits for everything to exit, without holding a thread of the pool (the
+    /// synchronous ``stop(signal:timeout:)`` remains for `defer`, which cannot wait). - Returns: the exit status.
+    func stop(signal: Int32 = SIGTERM, timeout: Double = 10) async -> Int32 {
+        guard process.isRunning else { return exitStatus() }
+        if let pid = daemonPID {
+            kill(pid, signal)
+        } else {
+            process.terminate()
+        }
+        if await !exited(within: timeout) {
+            // Whatever ignores the signal is killed: a stuck child must not hang the run.
+            if let pid = daemonPID { kill(pid, SIGKILL) }
+            kill(process.processIdentifier, SIGKILL)
+            if await exited(within: 5) { _ = exitStatus() }
+            return -1
+        }
+        // Let the pipes drain.
+        try? await Task.sleep(for: .milliseconds(100))
+        return exitStatus()
+    }
+
+    /// Whether the program exited within `seconds`.
+    private func exited(within seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: Self.pollInterval) }
+        return !process.isRunning
     }
 
     /// The status of the program, which has exited. Foundation's `Process` and its run-loop source hold each
@@ -168,13 +201,13 @@ enum Harness {
     /// Starts `shaked` replaying `trace` with a socket (by default in a fresh folder), and waits for the socket.
     static func startReplayDaemon(
         _ name: String, trace: String, socket: String? = nil, arguments: [String] = []
-    ) throws -> (DaemonProcess, socket: String, directory: String) {
+    ) async throws -> (DaemonProcess, socket: String, directory: String) {
         let directory = try scratch(name)
         let socket = socket ?? "\(directory)/shaked.sock"
         let daemon = try DaemonProcess(
             command: [product("shaked"), "--source", "replay:\(trace)", "--socket", socket] + arguments,
             pidFile: "\(directory)/daemon.pid")
-        let listening = daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
+        let listening = await daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(listening, "the daemon did not create its socket: \(daemon.stderr)")
         return (daemon, socket, directory)
     }
@@ -188,6 +221,17 @@ enum Harness {
     @discardableResult
     static func shakectl(_ arguments: [String]) throws -> String {
         let result = try Command.run("shakectl", arguments)
+        guard result.status == 0 else {
+            throw HarnessError(
+                "shakectl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.stderr)")
+        }
+        return result.stdout
+    }
+
+    /// Runs shakectl and fails on a non-zero status, without holding a thread of the pool while it runs.
+    @discardableResult
+    static func shakectl(_ arguments: [String]) async throws -> String {
+        let result = try await Command.run("shakectl", arguments)
         guard result.status == 0 else {
             throw HarnessError(
                 "shakectl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.stderr)")

@@ -43,11 +43,11 @@ struct DebianPackageTests {
         "usr/share/zsh/site-functions/_shakectl",
     ]
 
-    @Test func thePackageBuildsLintsCleanAndHoldsWhatItShould() throws {
-        let package = try DebianPackage.built.get()
-        let control = try DebianPackage.field(package, nil)
+    @Test func thePackageBuildsLintsCleanAndHoldsWhatItShould() async throws {
+        let package = try await DebianPackage.built.value.get()
+        let control = try await DebianPackage.field(package, nil)
         #expect(control.contains("Package: shaked\n"))
-        let depends = try DebianPackage.field(package, "Depends")
+        let depends = try await DebianPackage.field(package, "Depends")
         for runtime in ["libiio0", "libsystemd0", "systemd | systemd-standalone-sysusers"] {
             #expect(depends.contains(runtime), "Depends: \(depends)")
         }
@@ -55,11 +55,11 @@ struct DebianPackageTests {
         for buildOnly in ["-dev", "umockdev", "pkg-config", "debhelper", "swift", "librsvg", "python"] {
             #expect(!depends.contains(buildOnly), "Depends: \(depends)")
         }
-        #expect(try DebianPackage.field(package, "Suggests").contains("librsvg2-bin"))
+        #expect(try await DebianPackage.field(package, "Suggests").contains("librsvg2-bin"))
 
-        #expect(try DebianPackage.contents(package) == Self.contents)
+        #expect(try await DebianPackage.contents(package) == Self.contents)
 
-        let controlFiles = try DebianPackage.extractControl(package)
+        let controlFiles = try await DebianPackage.extractControl(package)
         let conffiles = try String(contentsOfFile: "\(controlFiles)/conffiles", encoding: .utf8)
         #expect(conffiles == "/etc/shaked/shaked.yaml\n")
         let postinst = try String(contentsOfFile: "\(controlFiles)/postinst", encoding: .utf8)
@@ -68,9 +68,9 @@ struct DebianPackageTests {
         #expect(postinst.contains("deb-systemd-helper enable 'shaked.socket'"))
 
         // Binaries are stripped: no symbol table, no debugging sections (those are in the -dbgsym package).
-        let unpacked = try DebianPackage.unpack(package)
+        let unpacked = try await DebianPackage.unpack(package)
         for binary in ["usr/sbin/shaked", "usr/bin/shakectl"] {
-            let sections = try Command.run("/usr/bin/readelf", ["-S", "-W", "\(unpacked)/\(binary)"]).stdout
+            let sections = try await Command.run("/usr/bin/readelf", ["-S", "-W", "\(unpacked)/\(binary)"]).stdout
             #expect(!sections.contains(".symtab"), "\(binary) is not stripped")
             #expect(!sections.contains(".debug_info"), "\(binary) carries debugging information")
         }
@@ -87,14 +87,14 @@ struct DebianPackageTests {
 
     /// What lintian's hardening checks read: a GNU_RELRO segment and immediate binding, on the binaries as the
     /// package ships them; then lintian itself, failing on warnings.
-    @Test func theBinariesAreHardenedAndLintianPasses() throws {
-        let package = try DebianPackage.built.get()
-        let unpacked = try DebianPackage.unpack(package)
+    @Test func theBinariesAreHardenedAndLintianPasses() async throws {
+        let package = try await DebianPackage.built.value.get()
+        let unpacked = try await DebianPackage.unpack(package)
         for binary in ["usr/sbin/shaked", "usr/bin/shakectl"] {
-            let segments = try Command.run("/usr/bin/readelf", ["-l", "-W", "\(unpacked)/\(binary)"]).stdout
+            let segments = try await Command.run("/usr/bin/readelf", ["-l", "-W", "\(unpacked)/\(binary)"]).stdout
             #expect(segments.contains("GNU_RELRO"), "\(binary) has no GNU_RELRO segment")
             // (The test run's own debug binaries are linked without it.)
-            let dynamic = try Command.run("/usr/bin/readelf", ["-d", "-W", "\(unpacked)/\(binary)"]).stdout
+            let dynamic = try await Command.run("/usr/bin/readelf", ["-d", "-W", "\(unpacked)/\(binary)"]).stdout
             #expect(
                 DebianPackage.isPrebuilt || dynamic.contains("BIND_NOW") || dynamic.contains("Flags: NOW"),
                 "\(binary) is not bound at start")
@@ -102,7 +102,7 @@ struct DebianPackageTests {
         // Binaries built for the tests load the Swift runtime from the toolchain (a RUNPATH); a package's are
         // self-contained.
         let suppress = DebianPackage.isPrebuilt ? ["--suppress-tags", "custom-library-search-path"] : []
-        let lintian = try Command.run(
+        let lintian = try await Command.run(
             "/usr/bin/lintian", ["--fail-on", "error,warning", "--info"] + suppress + [package])
         #expect(lintian.status == 0, "lintian: \(lintian.stdout)\(lintian.stderr)")
     }
@@ -110,10 +110,10 @@ struct DebianPackageTests {
     /// The maintainer scripts as they run on a live system (no DPKG_ROOT, udev and systemd running), in a mount
     /// namespace whose /run says so, against recording stand-ins for modprobe, udevadm, systemctl, shakectl and
     /// debhelper's helpers: the order in which they hand the sensor over and take the grants back.
-    @Test func theMaintainerScriptsLoadUinputHandOverAndUndoTheirGrants() throws {
-        let package = try DebianPackage.built.get()
-        let control = try DebianPackage.extractControl(package)
-        let calls = try DebianPackage.liveScripts(control, [("postinst", ["configure", ""])])
+    @Test func theMaintainerScriptsLoadUinputHandOverAndUndoTheirGrants() async throws {
+        let package = try await DebianPackage.built.value.get()
+        let control = try await DebianPackage.extractControl(package)
+        let calls = try await DebianPackage.liveScripts(control, [("postinst", ["configure", ""])])
         func index(_ call: String) -> Int? { calls.firstIndex { $0.hasPrefix(call) } }
         // uinput is loaded before udev is asked to give /dev/uinput its group.
         let modprobe = try #require(index("modprobe uinput"), "\(calls)")
@@ -142,7 +142,7 @@ struct DebianPackageTests {
         // Removal: the socket stops with the service (nothing activates it again), and what the rules granted is
         // taken back now: /dev/uinput and the IIO devices go through udev again, and iio-sensor-proxy takes its
         // sensor back.
-        let removal = try DebianPackage.liveScripts(control, [("prerm", ["remove"]), ("postrm", ["remove"])])
+        let removal = try await DebianPackage.liveScripts(control, [("prerm", ["remove"]), ("postrm", ["remove"])])
         #expect(
             removal.contains { $0.hasPrefix("deb-systemd-invoke stop") && $0.contains("shaked.socket") },
             "\(removal)")
@@ -158,15 +158,15 @@ struct DebianPackageTests {
     /// reconnect to it at once; the daemon is restarted on the new binary only after it is unpacked. (Before,
     /// the preinst stopped the service and the socket, which the service's Also= named, and the postinst restarted
     /// the socket: no socket for as long as dpkg unpacked, and the daemon down with it.)
-    @Test func anUpgradeKeepsTheSocketAndRestartsTheDaemonAfterUnpacking() throws {
-        let package = try DebianPackage.built.get()
-        let control = try DebianPackage.extractControl(package)
+    @Test func anUpgradeKeepsTheSocketAndRestartsTheDaemonAfterUnpacking() async throws {
+        let package = try await DebianPackage.built.value.get()
+        let control = try await DebianPackage.extractControl(package)
         // (A package without a preinst has nothing to run before unpacking.)
         let upgrade = [
             ("prerm", ["upgrade", "0.3.1"]), ("preinst", ["upgrade", "0.3.0"]),
             ("postrm", ["upgrade", "0.3.1"]), ("postinst", ["configure", "0.3.0"]),
         ].filter { FileManager.default.fileExists(atPath: "\(control)/\($0.0)") }
-        let calls = try DebianPackage.liveScripts(control, upgrade)
+        let calls = try await DebianPackage.liveScripts(control, upgrade)
         let invoked = calls.filter { $0.hasPrefix("deb-systemd-invoke") }
         #expect(
             !invoked.contains { $0.contains("shaked.socket") && !$0.hasPrefix("deb-systemd-invoke start") },
@@ -178,8 +178,8 @@ struct DebianPackageTests {
         )
     }
 
-    @Test func installRemoveAndPurgeInAThrowawayRoot() throws {
-        let package = try DebianPackage.built.get()
+    @Test func installRemoveAndPurgeInAThrowawayRoot() async throws {
+        let package = try await DebianPackage.built.value.get()
         let scratch = try Harness.scratch("deb-root")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let root = scratch + "/root"
@@ -192,7 +192,7 @@ struct DebianPackageTests {
         let hostPasswd = try String(contentsOfFile: "/etc/passwd", encoding: .utf8)
         let before = try DebianPackage.tree(root)
 
-        try DebianPackage.dpkg(root, ["--install", package])
+        try await DebianPackage.dpkg(root, ["--install", package])
         let installed = try DebianPackage.tree(root)
         for file in Self.contents where !file.hasPrefix("usr/share/doc") || file.hasSuffix("copyright") {
             #expect(installed.contains(file), "\(file) was not installed")
@@ -210,12 +210,12 @@ struct DebianPackageTests {
         // A changed configuration survives removal; purge takes it and everything else away.
         try "detector:\n  sensitivity: hard\n".write(
             toFile: "\(root)/etc/shaked/shaked.yaml", atomically: true, encoding: .utf8)
-        try DebianPackage.dpkg(root, ["--remove", "shaked"])
+        try await DebianPackage.dpkg(root, ["--remove", "shaked"])
         let removed = try DebianPackage.tree(root)
         #expect(removed.contains("etc/shaked/shaked.yaml"))
         #expect(!removed.contains("usr/sbin/shaked"))
 
-        try DebianPackage.dpkg(root, ["--purge", "shaked"])
+        try await DebianPackage.dpkg(root, ["--purge", "shaked"])
         let purged = try DebianPackage.tree(root)
         // Left: what dpkg keeps of its own, the system user and group (Debian never removes them), and the
         // folders the helpers made.
@@ -240,15 +240,17 @@ enum DebianPackage {
     /// Whether the package is built from this run's (debug) binaries rather than taken from `make deb`.
     static var isPrebuilt: Bool { ProcessInfo.processInfo.environment["SHAKED_DEB"].map(\.isEmpty) ?? true }
 
-    /// The package: `make deb`'s when SHAKED_DEB names it, else built once per test run from this run's binaries.
-    static let built: Result<String, HarnessError> = {
+    /// The package: `make deb`'s when SHAKED_DEB names it, else built once per test run from this run's binaries,
+    /// by a task the first test to ask starts and the others await: a build takes minutes, which no test may spend
+    /// holding a thread of Swift's cooperative pool.
+    static let built = Task<Result<String, HarnessError>, Never> {
         if let deb = ProcessInfo.processInfo.environment["SHAKED_DEB"], !deb.isEmpty {
             return FileManager.default.fileExists(atPath: deb)
                 ? .success(deb) : .failure(HarnessError("SHAKED_DEB names no file: \(deb)"))
         }
         do {
             let out = try Harness.scratch("deb")
-            let result = try Command.run(
+            let result = try await Command.run(
                 Fixtures.repository.appendingPathComponent("scripts/deb.sh").path, [out],
                 environment: [
                     "SHAKED_PREBUILT": Command.productsDirectory.path,
@@ -265,18 +267,18 @@ enum DebianPackage {
         } catch {
             return .failure(HarnessError("building the package: \(error)"))
         }
-    }()
+    }
 
     /// One control field, or the whole control file when `name` is nil.
-    static func field(_ package: String, _ name: String?) throws -> String {
-        let result = try Command.run("/usr/bin/dpkg-deb", ["--field", package] + (name.map { [$0] } ?? []))
+    static func field(_ package: String, _ name: String?) async throws -> String {
+        let result = try await Command.run("/usr/bin/dpkg-deb", ["--field", package] + (name.map { [$0] } ?? []))
         guard result.status == 0 else { throw HarnessError("dpkg-deb --field: \(result.stderr)") }
         return result.stdout
     }
 
     /// The files and links the package holds, without the leading `./`, sorted.
-    static func contents(_ package: String) throws -> [String] {
-        let result = try Command.run("/usr/bin/dpkg-deb", ["--contents", package])
+    static func contents(_ package: String) async throws -> [String] {
+        let result = try await Command.run("/usr/bin/dpkg-deb", ["--contents", package])
         guard result.status == 0 else { throw HarnessError("dpkg-deb --contents: \(result.stderr)") }
         return result.stdout.split(separator: "\n").compactMap { line in
             guard !line.hasPrefix("d"), let path = line.split(separator: " ").last(where: { $0.hasPrefix("./") })
@@ -285,24 +287,24 @@ enum DebianPackage {
         }.sorted()
     }
 
-    static func extractControl(_ package: String) throws -> String {
+    static func extractControl(_ package: String) async throws -> String {
         let directory = try Harness.scratch("deb-control")
-        let result = try Command.run("/usr/bin/dpkg-deb", ["--control", package, directory])
+        let result = try await Command.run("/usr/bin/dpkg-deb", ["--control", package, directory])
         guard result.status == 0 else { throw HarnessError("dpkg-deb --control: \(result.stderr)") }
         return directory
     }
 
-    static func unpack(_ package: String) throws -> String {
+    static func unpack(_ package: String) async throws -> String {
         let directory = try Harness.scratch("deb-unpacked")
-        let result = try Command.run("/usr/bin/dpkg-deb", ["--extract", package, directory])
+        let result = try await Command.run("/usr/bin/dpkg-deb", ["--extract", package, directory])
         guard result.status == 0 else { throw HarnessError("dpkg-deb --extract: \(result.stderr)") }
         return directory
     }
 
     /// dpkg on the throwaway root, maintainer scripts run outside a chroot with DPKG_ROOT set (the root has no
     /// shell of its own), dependencies not checked (the root has no other packages).
-    static func dpkg(_ root: String, _ arguments: [String]) throws {
-        let result = try Command.run(
+    static func dpkg(_ root: String, _ arguments: [String]) async throws {
+        let result = try await Command.run(
             "/usr/bin/dpkg",
             ["--root=\(root)", "--force-script-chrootless", "--force-depends", "--log=/dev/null"] + arguments,
             environment: ["DPKG_ROOT": root])
@@ -317,7 +319,7 @@ enum DebianPackage {
     /// systemctl, shakectl and debhelper's helpers. udevadm answers that an IIO device is handed over to shaked
     /// and that one carries iio-sensor-proxy's type.
     /// - Returns: the commands called, one line each, as `name arguments`.
-    static func liveScripts(_ control: String, _ scripts: [(String, [String])]) throws -> [String] {
+    static func liveScripts(_ control: String, _ scripts: [(String, [String])]) async throws -> [String] {
         let scratch = try Harness.scratch("deb-live")
         let bin = "\(scratch)/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
@@ -353,7 +355,7 @@ enum DebianPackage {
             unset DPKG_ROOT
             \(runs.joined(separator: "\n"))
             """
-        let result = try Command.run(
+        let result = try await Command.run(
             "/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", driver])
         guard result.status == 0 else { throw HarnessError("live scripts: \(result.stdout)\(result.stderr)") }
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""

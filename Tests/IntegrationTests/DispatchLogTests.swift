@@ -11,12 +11,12 @@ import Testing
         if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root, strace and setpriv"))
 struct DispatchLogTests {
-    @Test func shakectlAsAnUnprivilegedUserWritesNothingToTheSystemLog() throws {
+    @Test func shakectlAsAnUnprivilegedUserWritesNothingToTheSystemLog() async throws {
         let directory = try Harness.scratch("dispatch-log")
         let trace = "\(directory)/strace.txt"
         // A command that starts libdispatch's timer thread: listen waits between tries to reach a daemon whose
         // socket is missing, until timeout ends it. Run as nobody.
-        let result = try Command.run(
+        let result = try await Command.run(
             "/usr/bin/strace",
             [
                 "-f", "-e", "trace=connect,setpriority", "-o", trace, "/usr/bin/timeout", "5", "/usr/bin/setpriv",

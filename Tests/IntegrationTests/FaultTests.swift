@@ -16,20 +16,20 @@ struct FaultTests {
 
     // MARK: - The sensor vanishes, returns, vanishes for good
 
-    @Test func aSensorThatVanishesMidShakeReturnsThenVanishesForGood() throws {
+    @Test func aSensorThatVanishesMidShakeReturnsThenVanishesForGood() async throws {
         let directory = try Harness.scratch("vanish-twice")
         // Shakes at 1-4, 7-10 and 13-16 s: long enough for the daemon to notice the sensor gone mid-shake.
-        let trace = try synth(
+        let trace = try await synth(
             in: directory, ["--before", "1", "--after", "1", "--duration", "3", "--repeat", "3", "--pause", "3"])
-        try simulate(trace, in: directory)
+        try await simulate(trace, in: directory)
         let daemon = try Harness.startDaemon(directory: directory, scripts: ["iio:device0"])
         defer { _ = daemon.stop() }
 
-        let began = daemon.wait(timeout: Self.timeout) { $0.outline == ["began"] }
+        let began = await daemon.wait(timeout: Self.timeout) { $0.outline == ["began"] }
         try #require(began, "no shake began; stderr:\n\(daemon.stderr)")
         let sensor = try PluggableSensor(directory: directory)
         try sensor.unplug()
-        let cancelled = daemon.wait(timeout: Self.timeout) { $0.outline.count >= 2 }
+        let cancelled = await daemon.wait(timeout: Self.timeout) { $0.outline.count >= 2 }
         #expect(cancelled, "stderr:\n\(daemon.stderr)")
         #expect(Array(daemon.outline.prefix(2)) == ["began", "cancelled(interrupted)"], "stderr:\n\(daemon.stderr)")
         #expect(daemon.stderr.contains("vanished; waiting for it to return"))
@@ -40,7 +40,7 @@ struct FaultTests {
         func laterShake(_ daemon: DaemonProcess) -> Int? {
             daemon.events.firstIndex { $0["phase"] as? String == "ended" && ($0["began"] as? Double ?? 0) >= 6.5 }
         }
-        let resumed = daemon.wait(timeout: Self.timeout) { laterShake($0) != nil }
+        let resumed = await daemon.wait(timeout: Self.timeout) { laterShake($0) != nil }
         try #require(resumed, "no later shake after the sensor returned; stderr:\n\(daemon.stderr)")
         let events = daemon.events
         let ended = try #require(laterShake(daemon))
@@ -52,30 +52,30 @@ struct FaultTests {
         // Gone for good: the daemon says it waits for a sensor, and keeps running until told to stop.
         let before = daemon.stderr.count
         try sensor.unplug()
-        let waiting = daemon.wait(timeout: Self.timeout) { daemon in
+        let waiting = await daemon.wait(timeout: Self.timeout) { daemon in
             let since = String(daemon.stderr.dropFirst(before))
             return since.contains("vanished; waiting for it to return")
                 && (since.contains("waiting for one to appear") || since.contains("waiting for a sensor to appear"))
         }
         #expect(waiting, "stderr:\n\(daemon.stderr)")
         #expect(isAlive(daemon), "the daemon exited; stderr:\n\(daemon.stderr)")
-        #expect(daemon.stop() == 0, "stderr:\n\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "stderr:\n\(daemon.stderr)")
         #expect(!daemon.stderr.contains("Fatal error"))
     }
 
     // MARK: - The buffer stalls
 
-    @Test func aBufferThatStallsMidShakeCancelsItAndPollingTakesOver() throws {
+    @Test func aBufferThatStallsMidShakeCancelsItAndPollingTakesOver() async throws {
         let directory = try Harness.scratch("stall")
         // A shake from 1 to 3 s, cut off at 1.9 s: the script ends there, the _raw attributes stay.
-        let full = try synth(in: directory, ["--before", "1", "--after", "1", "--duration", "2"])
+        let full = try await synth(in: directory, ["--before", "1", "--after", "1", "--duration", "2"])
         let samples = try TraceFile.read(path: full).filter { $0.time < 1.9 }
         let trace = try write(samples, to: "\(directory)/stalled.csv")
-        try simulate(trace, in: directory)
+        try await simulate(trace, in: directory)
         let daemon = try Harness.startDaemon(directory: directory, scripts: ["iio:device0"])
         defer { _ = daemon.stop() }
 
-        let polling = daemon.wait(timeout: Self.timeout) {
+        let polling = await daemon.wait(timeout: Self.timeout) {
             $0.stderr.contains("polling its _raw attributes instead") && $0.outline.count >= 2
         }
         #expect(polling, "stderr:\n\(daemon.stderr)")
@@ -85,24 +85,25 @@ struct FaultTests {
         let cancelledAt = daemon.events.last?["time"] as? Double ?? 0
         #expect(cancelledAt > 1.7 && cancelledAt < 1.9, "events: \(daemon.stdout)")
         // Capture goes on from the _raw attributes.
-        let resumed = daemon.wait(timeout: Self.timeout) {
+        let resumed = await daemon.wait(timeout: Self.timeout) {
             $0.stderr.contains("device=iio:device0 driver=polled")
                 && occurrences(of: "receiving samples", in: $0.stderr) >= 2
         }
         #expect(resumed, "stderr:\n\(daemon.stderr)")
         #expect(isAlive(daemon), "the daemon exited; stderr:\n\(daemon.stderr)")
-        #expect(daemon.stop() == 0, "stderr:\n\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "stderr:\n\(daemon.stderr)")
         #expect(daemon.outline == ["began", "cancelled(interrupted)"])
     }
 
     // MARK: - Readings clipped at full scale
 
-    @Test func readingsClippedAtFullScaleStillMakeAShakeAndAStuckSensorNone() throws {
+    @Test func readingsClippedAtFullScaleStillMakeAShakeAndAStuckSensorNone() async throws {
         let directory = try Harness.scratch("saturate")
         // A violent side-to-side shake (1-2.5 s): three times the x of a full-force synthetic one, about 12 g at
         // the turns, past the ±8 g (±32767 × 0.002441 m/s²) the simulated sensor can read.
         let synthesized = try TraceFile.read(
-            path: try synth(in: directory, ["--before", "1", "--after", "1", "--duration", "1.5", "--force", "1"]))
+            path: try await synth(
+                in: directory, ["--before", "1", "--after", "1", "--duration", "1.5", "--force", "1"]))
         var samples = synthesized.map {
             Sample(time: $0.time, x: $0.acceleration.x * 3, y: $0.acceleration.y, z: $0.acceleration.z)
         }
@@ -123,15 +124,17 @@ struct FaultTests {
             samples.append(Sample(time: time, acceleration: sample.acceleration))
         }
         let trace = try write(samples, to: "\(directory)/saturated.csv")
-        try simulate(trace, in: directory)
+        try await simulate(trace, in: directory)
 
         let daemon = try Harness.startDaemon(directory: directory, scripts: ["iio:device0"])
         defer { _ = daemon.stop() }
         // The whole trace has played once the buffer falls silent and polling takes over.
-        let played = daemon.wait(timeout: Self.timeout) { $0.stderr.contains("polling its _raw attributes instead") }
+        let played = await daemon.wait(timeout: Self.timeout) {
+            $0.stderr.contains("polling its _raw attributes instead")
+        }
         #expect(played, "stderr:\n\(daemon.stderr)")
         #expect(isAlive(daemon), "the daemon exited; stderr:\n\(daemon.stderr)")
-        #expect(daemon.stop() == 0, "stderr:\n\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "stderr:\n\(daemon.stderr)")
 
         // The clipped shake is still a shake...
         #expect(Array(daemon.outline.prefix(2)) == ["began", "ended"], "stderr:\n\(daemon.stderr)")
@@ -149,27 +152,27 @@ struct FaultTests {
 
     // MARK: - The sensor's clock jumps
 
-    @Test func timestampsJumpingMinutesAheadMidShakeInterruptIt() throws {
-        try clockJump(seconds: 300, log: "jumped ahead")
+    @Test func timestampsJumpingMinutesAheadMidShakeInterruptIt() async throws {
+        try await clockJump(seconds: 300, log: "jumped ahead")
     }
 
-    @Test func timestampsGoingBackMidShakeInterruptIt() throws {
-        try clockJump(seconds: -60, log: "went back")
+    @Test func timestampsGoingBackMidShakeInterruptIt() async throws {
+        try await clockJump(seconds: -60, log: "went back")
     }
 
     /// A trace with shakes at 101-102.5 and 105-106.5 s whose clock moves by `seconds` at 102.105 s, near the
     /// end of the first shake (too near for its rest to start a shake of its own).
-    func clockJump(seconds: Double, log: String) throws {
+    func clockJump(seconds: Double, log: String) async throws {
         let directory = try Harness.scratch("clock\(Int(seconds))")
-        let trace = try synth(
+        let trace = try await synth(
             in: directory,
             ["--start", "100", "--before", "1", "--after", "1", "--duration", "1.5", "--repeat", "2", "--pause", "2.5"])
         let jumpAt = 102.105
-        try simulate(trace, in: directory, ["--clock-jump", "\(jumpAt):\(Int(seconds))"])
+        try await simulate(trace, in: directory, ["--clock-jump", "\(jumpAt):\(Int(seconds))"])
         let daemon = try Harness.startDaemon(directory: directory, scripts: ["iio:device0"])
         defer { _ = daemon.stop() }
 
-        let done = daemon.wait(timeout: Self.timeout) { $0.outline.count >= 4 }
+        let done = await daemon.wait(timeout: Self.timeout) { $0.outline.count >= 4 }
         #expect(done, "stderr:\n\(daemon.stderr)")
         #expect(daemon.outline == ["began", "cancelled(interrupted)", "began", "ended"], "stderr:\n\(daemon.stderr)")
         let times = daemon.events.map { $0["time"] as? Double ?? .nan }
@@ -182,46 +185,46 @@ struct FaultTests {
         #expect(
             daemon.stderr.contains("device=iio:device0 seconds=\(Int(abs(seconds)))"), "stderr:\n\(daemon.stderr)")
         #expect(isAlive(daemon), "the daemon exited; stderr:\n\(daemon.stderr)")
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
     }
 
     // MARK: - The rate changes
 
-    @Test func aRateThatHalvesMidStreamStillShowsBothShakes() throws {
+    @Test func aRateThatHalvesMidStreamStillShowsBothShakes() async throws {
         let directory = try Harness.scratch("rate")
         // 0-3.5 s at 100 Hz with a shake at 1-2.5 s, then 3.52-7.02 s at 50 Hz with one at 4.52-6.02 s (1.5 s is
         // twelve whole strokes of 0.125 s).
         let fast = try TraceFile.read(
-            path: try synth(
+            path: try await synth(
                 in: directory,
                 ["--before", "1", "--after", "1", "--duration", "1.5", "--iteration", "0.25", "--rate", "100"]))
         let slowFile = "\(directory)/slow.csv"
-        try Harness.shakectl([
+        try await Harness.shakectl([
             "synth", "--before", "1", "--after", "1", "--duration", "1.5", "--iteration", "0.25", "--rate", "50",
             "--seed", "4", "--start", "3.52", "--out", slowFile,
         ])
         let slow = try TraceFile.read(path: slowFile)
         try #require((fast.last?.time ?? .infinity) < (slow.first?.time ?? 0))
         let trace = try write(fast + slow, to: "\(directory)/two-rates.csv")
-        try simulate(trace, in: directory)
+        try await simulate(trace, in: directory)
         let daemon = try Harness.startDaemon(directory: directory, scripts: ["iio:device0"])
         defer { _ = daemon.stop() }
 
-        let done = daemon.wait(timeout: Self.timeout) { $0.outline.filter { $0 == "ended" }.count >= 2 }
+        let done = await daemon.wait(timeout: Self.timeout) { $0.outline.filter { $0 == "ended" }.count >= 2 }
         #expect(done, "stderr:\n\(daemon.stderr)")
         #expect(daemon.outline == ["began", "ended", "began", "ended"], "stderr:\n\(daemon.stderr)")
         let began = daemon.events.compactMap { $0["phase"] as? String == "began" ? $0["time"] as? Double : nil }
         #expect(began.count == 2 && began[0] < 2.5 && began[1] > 4.5, "events: \(daemon.stdout)")
         #expect(isAlive(daemon), "the daemon exited; stderr:\n\(daemon.stderr)")
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
     }
 
     // MARK: - Helpers
 
     /// Writes a synthetic trace (seed 3 unless `arguments` say otherwise) into `directory`. - Returns: its path.
-    func synth(in directory: String, _ arguments: [String]) throws -> String {
+    func synth(in directory: String, _ arguments: [String]) async throws -> String {
         let path = "\(directory)/trace.csv"
-        try Harness.shakectl(["synth", "--seed", "3", "--out", path] + arguments)
+        try await Harness.shakectl(["synth", "--seed", "3", "--out", path] + arguments)
         return path
     }
 
@@ -232,8 +235,8 @@ struct FaultTests {
     }
 
     /// Writes the buffered device that plays `trace` into `directory`.
-    func simulate(_ trace: String, in directory: String, _ arguments: [String] = []) throws {
-        try Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"] + arguments)
+    func simulate(_ trace: String, in directory: String, _ arguments: [String] = []) async throws {
+        try await Harness.shakectl(["simulate-device", trace, "--out", directory, "--shape", "buffered"] + arguments)
     }
 
     func isAlive(_ daemon: DaemonProcess) -> Bool {

@@ -21,7 +21,7 @@ struct HostileClientTests {
     }
 
     /// Starts the daemon replaying in a loop, with a fake notify socket and watchdog.
-    func start(_ name: String, configuration: String? = nil, prefix: [String] = []) throws -> (
+    func start(_ name: String, configuration: String? = nil, prefix: [String] = []) async throws -> (
         DaemonProcess, socket: String, watchdog: WatchdogPings
     ) {
         UnixSocket.raiseDescriptorLimit(to: 16384)
@@ -39,7 +39,7 @@ struct HostileClientTests {
                 + ["/usr/bin/env", "NOTIFY_SOCKET=\(watchdog.path)", "WATCHDOG_USEC=\(Self.watchdogMicroseconds)"]
                 + [Harness.product("shaked")] + arguments,
             pidFile: "\(directory)/daemon.pid")
-        let listening = daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
+        let listening = await daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(listening, "the daemon did not create its socket: \(daemon.stderr)")
         return (daemon, socket, watchdog)
     }
@@ -62,13 +62,13 @@ struct HostileClientTests {
     /// shows at once.
     static var allowedGap: Double { Double(watchdogMicroseconds) / 1e6 }
 
-    @Test func pipelinedRequestsThatAreNeverReadCostBoundedMemoryAndStallNobody() throws {
-        let (daemon, socket, watchdog) = try start("pipeline")
+    @Test func pipelinedRequestsThatAreNeverReadCostBoundedMemoryAndStallNobody() async throws {
+        let (daemon, socket, watchdog) = try await start("pipeline")
         defer { _ = daemon.stop() }
         defer { watchdog.stop() }
         let pid = try #require(daemon.daemonPID)
         #expect(Self.freshStatus(socket) != nil)  // Warm up: first-use allocations are not growth.
-        Thread.sleep(forTimeInterval: 0.5)
+        try? await Task.sleep(for: .seconds(0.5))
         let baseMemory = LoadTests.residentKilobytes(pid)
         let start = Date()
 
@@ -87,7 +87,7 @@ struct HostileClientTests {
         for _ in 0..<20 {
             waits.append(Self.freshStatus(socket))
             peakMemory = max(peakMemory, LoadTests.residentKilobytes(pid))
-            Thread.sleep(forTimeInterval: 0.2)
+            try? await Task.sleep(for: .seconds(0.2))
         }
         let gap = watchdog.longestGap(since: start)
         print(
@@ -107,11 +107,11 @@ struct HostileClientTests {
         }
         #expect(answers == 1000)
         attackers.removeAll()
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
     }
 
-    @Test func anEmptyLineFloodCostsTheSenderNotOthers() throws {
-        let (daemon, socket, watchdog) = try start("empty-lines")
+    @Test func anEmptyLineFloodCostsTheSenderNotOthers() async throws {
+        let (daemon, socket, watchdog) = try await start("empty-lines")
         defer { _ = daemon.stop() }
         defer { watchdog.stop() }
         #expect(Self.freshStatus(socket) != nil)
@@ -119,11 +119,11 @@ struct HostileClientTests {
         // 8 connections flooding newlines, each reconnecting as soon as the daemon closes it.
         let flood = Flood(socket: socket, connections: 8, bytes: Array(repeating: UInt8(ascii: "\n"), count: 65536))
         flood.start()
-        Thread.sleep(forTimeInterval: 0.5)
+        try? await Task.sleep(for: .seconds(0.5))
         var waits: [Double] = []
         for _ in 0..<20 {
             waits.append(Self.freshStatus(socket) ?? .infinity)
-            Thread.sleep(forTimeInterval: 0.05)
+            try? await Task.sleep(for: .seconds(0.05))
         }
         let (sent, connections) = flood.stop()
         let median = waits.sorted()[waits.count / 2]
@@ -132,9 +132,9 @@ struct HostileClientTests {
                 + "median \(median) s")
         #expect(median < 0.05 * Self.slowdown, "fresh status under an empty-line flood: \(waits)")
         #expect(watchdog.longestGap(since: start) < Self.allowedGap)
-        let status = try Harness.shakectl(["status", "--socket", socket, "--json"])
+        let status = try await Harness.shakectl(["status", "--socket", socket, "--json"])
         #expect(!status.contains(#""bad_lines":0"#), "empty lines count as bad lines: \(status)")
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
     }
 
     static var canSwitchUser: Bool {
@@ -150,8 +150,8 @@ struct HostileClientTests {
     }
 
     @Test(.enabled(if: canSwitchUser, "needs root, setpriv and python3"))
-    func fiftyThousandRefusedRequestsWriteABoundedLog() throws {
-        let (daemon, socket, watchdog) = try start("refusals")
+    func fiftyThousandRefusedRequestsWriteABoundedLog() async throws {
+        let (daemon, socket, watchdog) = try await start("refusals")
         defer { _ = daemon.stop() }
         defer { watchdog.stop() }
         #expect(Self.freshStatus(socket) != nil)
@@ -179,21 +179,22 @@ struct HostileClientTests {
         let attacker = try Self.asNobody(script, [socket], directory: (socket as NSString).deletingLastPathComponent)
         defer { _ = attacker.stop() }
         #expect(
-            attacker.wait(timeout: 120) { $0.stdout.contains("sent 50000") }, "\(attacker.stdout)\(attacker.stderr)")
+            await attacker.wait(timeout: 120) { $0.stdout.contains("sent 50000") },
+            "\(attacker.stdout)\(attacker.stderr)")
         // Each connection was ended by the daemon after its refusals reached the bad-line limit.
         #expect(attacker.stdout.contains("connections 100 "), "\(attacker.stdout)")
-        let status = try Harness.shakectl(["status", "--socket", socket, "--json"])
+        let status = try await Harness.shakectl(["status", "--socket", socket, "--json"])
         #expect(status.contains(#""requests_refused":2000"#), "20 refusals for each of 100 connections: \(status)")
         let logged = daemon.stderr.split(separator: "\n").count - linesBefore
         print("HostileClientTests: 50,000 refused simulate requests: \(logged) log lines")
         #expect(logged < 20, "log lines for 50,000 refusals: \(daemon.stderr)")
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
         #expect(daemon.stderr.contains("more of the same warning"), "the refusals not logged are counted")
     }
 
     @Test(.enabled(if: canSwitchUser, "needs root, setpriv and python3"))
-    func oneAccountCannotTakeEverySlot() throws {
-        let (daemon, socket, watchdog) = try start(
+    func oneAccountCannotTakeEverySlot() async throws {
+        let (daemon, socket, watchdog) = try await start(
             "per-user",
             configuration: "clients:\n  max_clients: 40\n  max_clients_per_user: 10\n  reserved_clients: 5\n")
         defer { _ = daemon.stop() }
@@ -212,7 +213,7 @@ struct HostileClientTests {
             """
         let holder = try Self.asNobody(script, [socket], directory: (socket as NSString).deletingLastPathComponent)
         defer { _ = holder.stop() }
-        #expect(holder.wait(timeout: 30) { $0.stdout.contains("]") }, "\(holder.stdout)\(holder.stderr)")
+        #expect(await holder.wait(timeout: 30) { $0.stdout.contains("]") }, "\(holder.stdout)\(holder.stderr)")
         #expect(holder.stdout.contains("[('hello', 10), ('too_many_clients', 30)]"), "\(holder.stdout)")
         // Others still get in: root (also into the reserved slots, once the others are taken).
         var others: [StreamClient] = []
@@ -223,14 +224,14 @@ struct HostileClientTests {
         }
         let refused = try StreamClient(path: socket)
         #expect(refused.readLine(timeout: 5)?.contains("too_many_clients") == true, "40 in all")
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
     }
 
     /// A descriptor limit below `max_clients` that the daemon cannot raise: the clients past the room it leaves
     /// are refused with `too_many_clients`, none waits unanswered while `accept` fails, and the loop stays live.
-    @Test func aDescriptorLimitBelowMaxClientsRefusesInsteadOfLeavingClientsUnanswered() throws {
+    @Test func aDescriptorLimitBelowMaxClientsRefusesInsteadOfLeavingClientsUnanswered() async throws {
         let descriptors = 128
-        let (daemon, socket, watchdog) = try start(
+        let (daemon, socket, watchdog) = try await start(
             "descriptors", prefix: ["/usr/bin/prlimit", "--nofile=\(descriptors):\(descriptors)", "--"])
         defer { _ = daemon.stop() }
         defer { watchdog.stop() }
@@ -255,12 +256,12 @@ struct HostileClientTests {
         #expect(watchdog.longestGap(since: start) < Self.allowedGap)
         #expect(daemon.stderr.contains("the descriptor limit allows fewer clients"), "\(daemon.stderr)")
         held.removeAll()
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
     }
 
     /// `--print-events` with a standard output that fails (a reader gone, a full disk): said once in the log, no
     /// spin, the socket keeps serving and events keep coming.
-    @Test func aFailingStandardOutputIsLoggedOnceAndTheSocketServes() throws {
+    @Test func aFailingStandardOutputIsLoggedOnceAndTheSocketServes() async throws {
         let directory = try Harness.scratch("stdout-full")
         let socket = "\(directory)/shaked.sock"
         let command =
@@ -270,17 +271,17 @@ struct HostileClientTests {
             command: ["/bin/sh", "-c", "exec " + command.map { "'\($0)'" }.joined(separator: " ") + " > /dev/full"],
             pidFile: "\(directory)/daemon.pid")
         defer { _ = daemon.stop() }
-        let ended = daemon.wait(timeout: 30) { $0.stderr.components(separatedBy: "shake ended").count > 3 }
+        let ended = await daemon.wait(timeout: 30) { $0.stderr.components(separatedBy: "shake ended").count > 3 }
         #expect(ended, "\(daemon.stderr)")
         #expect(daemon.stderr.components(separatedBy: "events are no longer printed").count == 2, "\(daemon.stderr)")
         #expect(Self.freshStatus(socket) != nil)
         let pid = try #require(daemon.daemonPID)
         // No spin: the daemon uses a small part of a core (it replays at 400 Hz).
         let before = Self.cpuSeconds(pid)
-        Thread.sleep(forTimeInterval: 2)
+        try? await Task.sleep(for: .seconds(2))
         let used = Self.cpuSeconds(pid) - before
         #expect(used < 1, "CPU seconds in 2 s: \(used)")
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
     }
 
     /// User and system CPU time of `pid`, seconds.
@@ -293,8 +294,8 @@ struct HostileClientTests {
     }
 
     /// A client that shuts down its sending side (`nc -N`, socat) keeps its subscription until it closes.
-    @Test func aHalfClosedClientKeepsItsSubscription() throws {
-        let (daemon, socket, watchdog) = try start("half-closed")
+    @Test func aHalfClosedClientKeepsItsSubscription() async throws {
+        let (daemon, socket, watchdog) = try await start("half-closed")
         defer { _ = daemon.stop() }
         defer { watchdog.stop() }
         let client = try StreamClient(path: socket)
@@ -308,7 +309,7 @@ struct HostileClientTests {
         }
         #expect(lines.contains { $0.contains(#""event":"status""#) }, "requests sent before the shutdown: \(lines)")
         #expect(lines.contains { $0.contains(#""phase":"ended""#) }, "events after the shutdown: \(lines)")
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
     }
 }
 

@@ -9,10 +9,10 @@ import Testing
 struct LoadTests {
     let trace = Fixtures.path("shake-horizontal-100hz.csv")
 
-    func startDaemon(_ name: String, socket: String? = nil, arguments: [String] = []) throws -> (
+    func startDaemon(_ name: String, socket: String? = nil, arguments: [String] = []) async throws -> (
         DaemonProcess, socket: String, directory: String
     ) {
-        try Harness.startReplayDaemon(name, trace: trace, socket: socket, arguments: arguments)
+        try await Harness.startReplayDaemon(name, trace: trace, socket: socket, arguments: arguments)
     }
 
     /// The descriptors `pid` has open, but for its pipes to a sanitizer's symbolizer: ThreadSanitizer starts
@@ -47,19 +47,19 @@ struct LoadTests {
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
     }
 
-    static func latestSeq(_ socket: String) throws -> Int {
-        let status = try Harness.shakectl(["status", "--socket", socket, "--json"])
+    static func latestSeq(_ socket: String) async throws -> Int {
+        let status = try await Harness.shakectl(["status", "--socket", socket, "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
         return object?["seq"] as? Int ?? -1
     }
 
-    @Test func thousandSubscribersAbusersAndChurnLeaveNothingBehind() throws {
+    @Test func thousandSubscribersAbusersAndChurnLeaveNothingBehind() async throws {
         UnixSocket.raiseDescriptorLimit(to: 16384)  // The daemon, started from here, inherits it.
         // Small queues, so that sample streams that never read are cut off within seconds.
         let configuration = try Harness.scratch("load-config") + "/shaked.yaml"
         try "clients:\n  queue_limit: 64\n  drop_limit: 512\n".write(
             toFile: configuration, atomically: true, encoding: .utf8)
-        let (daemon, socket, _) = try startDaemon(
+        let (daemon, socket, _) = try await startDaemon(
             "load", arguments: ["--loop", "--speed", "4", "--config", configuration])
         defer { _ = daemon.stop() }
         let pid = try #require(daemon.daemonPID)
@@ -68,7 +68,7 @@ struct LoadTests {
             let warm = try StreamClient(path: socket)
             _ = warm.readLine(timeout: 5)
         }
-        Thread.sleep(forTimeInterval: 0.5)
+        try? await Task.sleep(for: .seconds(0.5))
         let baseDescriptors = Self.openDescriptors(pid)
         let baseMemory = Self.residentKilobytes(pid)
 
@@ -94,7 +94,7 @@ struct LoadTests {
         }
         let reader = StreamClient.Reader(subscribers)
         reader.pump(seconds: 1)
-        let firstSeq = try Self.latestSeq(socket)
+        let firstSeq = try await Self.latestSeq(socket)
 
         // 10,000 connections in and out while the subscribers listen.
         var cycles = 0
@@ -106,7 +106,7 @@ struct LoadTests {
         }
         #expect(cycles == 10_000)
         reader.pump(seconds: 3)
-        let lastSeq = try Self.latestSeq(socket)
+        let lastSeq = try await Self.latestSeq(socket)
         #expect(lastSeq >= firstSeq + 4, "shakes kept being detected: \(firstSeq) -> \(lastSeq)")
         reader.pump(seconds: 10) { reader in reader.everyone(hasSeenUpTo: lastSeq) }
 
@@ -117,8 +117,9 @@ struct LoadTests {
             if window != Array((firstSeq + 1)...lastSeq) { incomplete += 1 }
         }
         #expect(incomplete == 0, "\(incomplete) of 1000 subscribers missed or reordered events")
-        let cutOff = daemon.wait(timeout: 30) { _ in
-            (try? Harness.shakectl(["status", "--socket", socket, "--json"]))?.contains(#""clients_cut_off":5"#) == true
+        let cutOff = await daemon.wait(timeout: 30) { _ in
+            (try? await Harness.shakectl(["status", "--socket", socket, "--json"]))?.contains(#""clients_cut_off":5"#)
+                == true
         }
         #expect(cutOff, "the sample streams that never read were not cut off")
         // Their connections end (the notice may not fit in a socket nobody reads).
@@ -130,7 +131,7 @@ struct LoadTests {
         subscribers.removeAll()
         abusers.removeAll()
         reader.close()
-        let settled = daemon.wait(timeout: 60) { _ in Self.openDescriptors(pid) <= baseDescriptors }
+        let settled = await daemon.wait(timeout: 60) { _ in Self.openDescriptors(pid) <= baseDescriptors }
         #expect(settled, "descriptors: \(baseDescriptors) before, \(Self.openDescriptors(pid)) after")
         let memory = Self.residentKilobytes(pid)
         print("LoadTests: RSS \(baseMemory) kB before, \(memory) kB after 1,000 subscribers and 10,000 cycles")
@@ -139,24 +140,24 @@ struct LoadTests {
         if !Self.sanitized {
             #expect(memory - baseMemory < 8 * 1024, "RSS grew from \(baseMemory) kB to \(memory) kB")
         }
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
     }
 
-    @Test func listenersFollowADaemonRestartAndMissNothing() throws {
-        let (first, socket, directory) = try startDaemon("restart", arguments: ["--loop", "--speed", "4"])
+    @Test func listenersFollowADaemonRestartAndMissNothing() async throws {
+        let (first, socket, directory) = try await startDaemon("restart", arguments: ["--loop", "--speed", "4"])
         let listener = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket, "--json"], pidFile: "\(directory)/none")
         defer { _ = listener.stop() }
         func seqs() -> [Int] { listener.events.compactMap { $0["seq"] as? Int } }
-        #expect(listener.wait(timeout: 10) { _ in seqs().count >= 3 })
-        #expect(first.stop() == 0)
+        #expect(await listener.wait(timeout: 10) { _ in seqs().count >= 3 })
+        #expect(await first.stop() == 0)
         let beforeRestart = seqs()
         // The new daemon runs a while before the listener finds it: what it emitted meanwhile comes by replay.
-        let (second, _, _) = try startDaemon("restart-2", socket: socket, arguments: ["--loop", "--speed", "4"])
+        let (second, _, _) = try await startDaemon("restart-2", socket: socket, arguments: ["--loop", "--speed", "4"])
         defer { _ = second.stop() }
-        #expect(listener.wait(timeout: 15) { _ in seqs().count >= beforeRestart.count + 4 }, "\(listener.stderr)")
-        #expect(second.stop() == 0)
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(await listener.wait(timeout: 15) { _ in seqs().count >= beforeRestart.count + 4 }, "\(listener.stderr)")
+        #expect(await second.stop() == 0)
+        try? await Task.sleep(for: .seconds(0.5))
         let all = seqs()
         // The first run's events, then the second run's from seq 1: no gap, nothing twice.
         let restartIndex = all.indices.dropFirst().first { all[$0] <= all[$0 - 1] } ?? all.count

@@ -127,7 +127,7 @@ struct LogMessageTests {
         return findings
     }
 
-    @Test func everyLogMessageInTheSourcesIsConstant() throws {
+    @Test func everyLogMessageInTheSourcesIsConstant() async throws {
         let sources = Fixtures.repository.appendingPathComponent("Sources")
         let enumerator = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
         var files: [(path: String, source: String)] = []
@@ -144,7 +144,7 @@ struct LogMessageTests {
             "log messages with values in their text:\n\(findings.map(\.description).joined(separator: "\n"))")
     }
 
-    @Test func theCheckFindsInterpolationAndNonLiterals() {
+    @Test func theCheckFindsInterpolationAndNonLiterals() async {
         let source = #"""
             logger.info("capturing", metadata: ["device": "\(id)"])
             logger.warning(

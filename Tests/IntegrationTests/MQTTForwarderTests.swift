@@ -66,7 +66,7 @@ struct MQTTForwarderTests {
 
     /// A mosquitto broker on `port` with `extra` configuration lines; it stays root (`user root`) so that it may
     /// read the scratch folder's files.
-    static func startBroker(directory: String, port: Int, extra: [String] = [], name: String = "broker") throws
+    static func startBroker(directory: String, port: Int, extra: [String] = [], name: String = "broker") async throws
         -> DaemonProcess
     {
         let configuration = "\(directory)/\(name).conf"
@@ -77,7 +77,7 @@ struct MQTTForwarderTests {
         try (lines.joined(separator: "\n") + "\n").write(toFile: configuration, atomically: true, encoding: .utf8)
         let broker = try DaemonProcess(
             command: unblocked(["/usr/sbin/mosquitto", "-c", configuration]), pidFile: "\(directory)/\(name).pid")
-        let up = broker.wait(timeout: 10) { _ in isListening(port: port) }
+        let up = await broker.wait(timeout: 10) { _ in isListening(port: port) }
         #expect(up, "mosquitto did not listen: \(broker.stderr)")
         return broker
     }
@@ -86,7 +86,7 @@ struct MQTTForwarderTests {
     /// probe message it receives).
     static func startSubscriber(
         directory: String, port: Int, topic: String = "#", moreTopics: [String] = [], extra: [String] = []
-    ) throws -> DaemonProcess {
+    ) async throws -> DaemonProcess {
         let subscriber = try DaemonProcess(
             command: unblocked(
                 [
@@ -94,8 +94,8 @@ struct MQTTForwarderTests {
                     "-F", "%r|%t|%p",
                 ] + moreTopics.flatMap { ["-t", $0] } + extra),
             pidFile: "\(directory)/sub-\(UUID().uuidString.prefix(4)).pid")
-        let ready = subscriber.wait(timeout: 10) { subscriber in
-            _ = try? Command.run(
+        let ready = await subscriber.wait(timeout: 10) { subscriber in
+            _ = try? await Command.run(
                 "/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(port)", "-t", "probe", "-m", "x"])
             return subscriber.stdout.contains("|probe|x")
         }
@@ -122,10 +122,12 @@ struct MQTTForwarderTests {
     }
 
     /// The retained messages on `topics` now: those a new subscriber gets before the probe it waits for.
-    static func retained(directory: String, port: Int, topics: [String]) throws -> [(topic: String, payload: String)] {
-        let subscriber = try startSubscriber(
+    static func retained(directory: String, port: Int, topics: [String]) async throws -> [(
+        topic: String, payload: String
+    )] {
+        let subscriber = try await startSubscriber(
             directory: directory, port: port, topic: topics[0], moreTopics: Array(topics.dropFirst()))
-        _ = subscriber.stop(signal: SIGKILL)
+        _ = await subscriber.stop(signal: SIGKILL)
         return messages(subscriber).filter { $0.retained && $0.topic != "probe" }.map { ($0.topic, $0.payload) }
     }
 
@@ -157,20 +159,21 @@ struct MQTTForwarderTests {
 
     // MARK: Tests
 
-    @Test(.enabled(if: hasMosquitto)) func eventsArriveInOrderWithTheirFieldsAndTheDeviceAnnouncesItself() throws {
+    @Test(.enabled(if: hasMosquitto)) func eventsArriveInOrderWithTheirFieldsAndTheDeviceAnnouncesItself() async throws
+    {
         let directory = try Harness.scratch("mqtt-order")
         let port = Self.freePort()
-        let broker = try Self.startBroker(directory: directory, port: port)
+        let broker = try await Self.startBroker(directory: directory, port: port)
         defer { _ = broker.stop() }
-        let subscriber = try Self.startSubscriber(directory: directory, port: port)
+        let subscriber = try await Self.startSubscriber(directory: directory, port: port)
         defer { _ = subscriber.stop() }
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "mqtt-order-daemon", trace: trace, arguments: ["--loop", "--speed", "4", "--print-events"])
         defer { _ = daemon.stop() }
         let forwarder = try Self.startForwarder(directory: directory, socket: socket, yaml: Self.yaml(port: port))
         defer { _ = forwarder.stop() }
 
-        let arrived = subscriber.wait(timeout: 30) { Self.events($0).count >= 6 }
+        let arrived = await subscriber.wait(timeout: 30) { Self.events($0).count >= 6 }
         #expect(arrived, "events did not arrive: \(forwarder.stderr)")
         let events = Self.events(subscriber)
         let seqs = events.compactMap { $0["seq"] as? Int }
@@ -187,12 +190,13 @@ struct MQTTForwarderTests {
             })
         #expect(all.contains { $0.topic == "homeassistant/device_automation/shaked_dev1/shake_ended/config" })
         // The status file and --status say so.
-        #expect(forwarder.wait(timeout: 5) { _ in Self.status(directory)["broker_connected"] == "yes" })
-        let status = try Command.run("shaked-mqtt", ["--status", "--status-file", "\(directory)/forwarder.status"])
+        #expect(await forwarder.wait(timeout: 5) { _ in await Self.status(directory)["broker_connected"] == "yes" })
+        let status = try await Command.run(
+            "shaked-mqtt", ["--status", "--status-file", "\(directory)/forwarder.status"])
         #expect(status.stdout.contains("connected to mqtt://127.0.0.1:\(port); daemon connected"), "\(status)")
         #expect(status.stdout.contains("0 dropped"))
         // Each is the daemon's own event (its printed line, complete once it has stopped), with the run added.
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         // The printed lines have no seq: the daemon numbers its events 1, 2, 3... in the order it prints them.
         let printed = daemon.events
         for event in events {
@@ -211,14 +215,18 @@ struct MQTTForwarderTests {
         #expect(events.contains { $0["phase"] as? String == "ended" && $0["peak"] is Double && $0["axis"] is String })
     }
 
-    @Test(.enabled(if: hasMosquitto)) func aKilledForwarderGoesOfflineThroughItsLastWillAndAStoppedOneSaysSo() throws {
+    @Test(.enabled(if: hasMosquitto)) func aKilledForwarderGoesOfflineThroughItsLastWillAndAStoppedOneSaysSo()
+        async throws
+    {
         let directory = try Harness.scratch("mqtt-will")
         let port = Self.freePort()
-        let broker = try Self.startBroker(directory: directory, port: port)
+        let broker = try await Self.startBroker(directory: directory, port: port)
         defer { _ = broker.stop() }
-        let (daemon, socket, _) = try Harness.startReplayDaemon("mqtt-will-daemon", trace: trace, arguments: ["--loop"])
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
+            "mqtt-will-daemon", trace: trace, arguments: ["--loop"])
         defer { _ = daemon.stop() }
-        let subscriber = try Self.startSubscriber(directory: directory, port: port, topic: "shaked/+/availability")
+        let subscriber = try await Self.startSubscriber(
+            directory: directory, port: port, topic: "shaked/+/availability")
         defer { _ = subscriber.stop() }
         for (signal, device) in [(SIGKILL, "killed"), (SIGTERM, "stopped")] {
             let forwarder = try Self.startForwarder(
@@ -227,46 +235,46 @@ struct MQTTForwarderTests {
                 name: device)
             let topic = "shaked/\(device)/availability"
             #expect(
-                subscriber.wait(timeout: 20) {
+                await subscriber.wait(timeout: 20) {
                     Self.messages($0).contains { $0.topic == topic && $0.payload == "online" }
                 })
-            let status = forwarder.stop(signal: signal)
+            let status = await forwarder.stop(signal: signal)
             if signal == SIGTERM { #expect(status == 0, "\(forwarder.stderr)") }
             // The broker sends the will when it notices the connection is gone (at once for a closed socket).
-            let offline = subscriber.wait(timeout: 20) {
+            let offline = await subscriber.wait(timeout: 20) {
                 Self.messages($0).contains { $0.topic == topic && $0.payload == "offline" }
             }
             #expect(offline, "\(device): no offline: \(Self.messages(subscriber).map(\.payload))")
         }
         // Retained: a subscriber that comes later learns it too.
-        let late = try Self.retained(directory: directory, port: port, topics: ["shaked/killed/availability"])
+        let late = try await Self.retained(directory: directory, port: port, topics: ["shaked/killed/availability"])
         #expect(late.map(\.payload) == ["offline"])
     }
 
     /// The broker restarted (persisting its sessions, as a real one does) in the middle of a stream of shakes:
     /// every event reaches a subscriber with a persistent session, none lost.
-    @Test(.enabled(if: hasMosquitto)) func aBrokerRestartedMidStreamLosesNoEvent() throws {
+    @Test(.enabled(if: hasMosquitto)) func aBrokerRestartedMidStreamLosesNoEvent() async throws {
         let directory = try Harness.scratch("mqtt-restart")
         let port = Self.freePort()
         let persistence = ["persistence true", "persistence_location \(directory)/", "autosave_interval 1"]
-        var broker = try Self.startBroker(directory: directory, port: port, extra: persistence)
-        let subscriber = try Self.startSubscriber(
+        var broker = try await Self.startBroker(directory: directory, port: port, extra: persistence)
+        let subscriber = try await Self.startSubscriber(
             directory: directory, port: port, topic: "shaked/dev1/event", extra: ["-c", "-i", "restart-sub"])
         defer { _ = subscriber.stop() }
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "mqtt-restart-daemon", trace: trace, arguments: ["--loop", "--speed", "8"])
         defer { _ = daemon.stop() }
         let forwarder = try Self.startForwarder(directory: directory, socket: socket, yaml: Self.yaml(port: port))
         defer { _ = forwarder.stop() }
-        #expect(subscriber.wait(timeout: 30) { Self.events($0).count >= 4 })
-        #expect(broker.stop() == 0)
+        #expect(await subscriber.wait(timeout: 30) { Self.events($0).count >= 4 })
+        #expect(await broker.stop() == 0)
         // Shakes go on while the broker is down; they wait in the forwarder's queue.
-        let before = try LoadTests.latestSeq(socket)
-        #expect(daemon.wait(timeout: 30) { _ in ((try? LoadTests.latestSeq(socket)) ?? 0) >= before + 4 })
-        broker = try Self.startBroker(directory: directory, port: port, extra: persistence, name: "broker2")
+        let before = try await LoadTests.latestSeq(socket)
+        #expect(await daemon.wait(timeout: 30) { _ in ((try? await LoadTests.latestSeq(socket)) ?? 0) >= before + 4 })
+        broker = try await Self.startBroker(directory: directory, port: port, extra: persistence, name: "broker2")
         defer { _ = broker.stop() }
-        let target = try LoadTests.latestSeq(socket) + 4
-        let caughtUp = subscriber.wait(timeout: 60) { sub in
+        let target = try await LoadTests.latestSeq(socket) + 4
+        let caughtUp = await subscriber.wait(timeout: 60) { sub in
             (Self.events(sub).compactMap { $0["seq"] as? Int }.max() ?? 0) >= target
         }
         #expect(caughtUp, "\(forwarder.stderr)")
@@ -275,46 +283,49 @@ struct MQTTForwarderTests {
         let missing = (first...target).filter { !seqs.contains($0) }
         #expect(missing.isEmpty, "lost across the restart: \(missing)")
         #expect(forwarder.stderr.contains("lost the broker; reconnecting"))
-        #expect(Self.status(directory)["dropped"] == "0")
+        #expect(await Self.status(directory)["dropped"] == "0")
     }
 
     /// The daemon restarted while the forwarder runs, and the forwarder restarted while the daemon runs: each
     /// event is sent once, none skipped (the daemon's replay, `since` its cursor).
-    @Test(.enabled(if: hasMosquitto)) func restartsOnEitherSideAreBridgedBySince() throws {
+    @Test(.enabled(if: hasMosquitto)) func restartsOnEitherSideAreBridgedBySince() async throws {
         let directory = try Harness.scratch("mqtt-since")
         let port = Self.freePort()
-        let broker = try Self.startBroker(directory: directory, port: port)
+        let broker = try await Self.startBroker(directory: directory, port: port)
         defer { _ = broker.stop() }
-        let subscriber = try Self.startSubscriber(directory: directory, port: port, topic: "shaked/dev1/event")
+        let subscriber = try await Self.startSubscriber(directory: directory, port: port, topic: "shaked/dev1/event")
         defer { _ = subscriber.stop() }
         let socket = try Harness.scratch("mqtt-since-socket") + "/shaked.sock"
-        var (daemon, _, _) = try Harness.startReplayDaemon(
+        var (daemon, _, _) = try await Harness.startReplayDaemon(
             "mqtt-since-daemon", trace: trace, socket: socket, arguments: ["--loop", "--speed", "8"])
         var forwarder = try Self.startForwarder(directory: directory, socket: socket, yaml: Self.yaml(port: port))
-        #expect(subscriber.wait(timeout: 30) { Self.events($0).count >= 3 })
+        #expect(await subscriber.wait(timeout: 30) { Self.events($0).count >= 3 })
 
         // The forwarder away while shakes go on: it resumes after its cursor.
-        #expect(forwarder.stop() == 0)
-        let away = try LoadTests.latestSeq(socket)
-        #expect(daemon.wait(timeout: 30) { _ in ((try? LoadTests.latestSeq(socket)) ?? 0) >= away + 4 })
+        #expect(await forwarder.stop() == 0)
+        let away = try await LoadTests.latestSeq(socket)
+        #expect(await daemon.wait(timeout: 30) { _ in ((try? await LoadTests.latestSeq(socket)) ?? 0) >= away + 4 })
         forwarder = try Self.startForwarder(directory: directory, socket: socket, yaml: Self.yaml(port: port))
         defer { _ = forwarder.stop() }
-        let target = try LoadTests.latestSeq(socket) + 2
+        let target = try await LoadTests.latestSeq(socket) + 2
         #expect(
-            subscriber.wait(timeout: 30) { sub in Self.events(sub).contains { ($0["seq"] as? Int ?? 0) >= target } })
+            await subscriber.wait(timeout: 30) { sub in Self.events(sub).contains { ($0["seq"] as? Int ?? 0) >= target }
+            })
         let firstRun = Self.events(subscriber).compactMap { $0["seq"] as? Int }
         #expect(
             firstRun == Array(firstRun.first!...firstRun.last!),
             "gaps or repeats across the forwarder's restart: \(firstRun)")
 
         // The daemon restarted: a new run, its events all sent.
-        _ = daemon.stop()
-        (daemon, _, _) = try Harness.startReplayDaemon(
+        _ = await daemon.stop()
+        (daemon, _, _) = try await Harness.startReplayDaemon(
             "mqtt-since-daemon2", trace: trace, socket: socket, arguments: ["--loop", "--speed", "8"])
         defer { _ = daemon.stop() }
         let runs = { Set(Self.events(subscriber).compactMap { $0["run"] as? String }) }
         #expect(
-            subscriber.wait(timeout: 30) { sub in runs().count == 2 && Self.events(sub).count >= firstRun.count + 3 })
+            await subscriber.wait(timeout: 30) { sub in
+                runs().count == 2 && Self.events(sub).count >= firstRun.count + 3
+            })
         let secondRunID = Self.events(subscriber).last!["run"] as! String
         let secondRun = Self.events(subscriber).filter { $0["run"] as? String == secondRunID }.compactMap {
             $0["seq"] as? Int
@@ -323,82 +334,84 @@ struct MQTTForwarderTests {
         #expect(secondRun == Array(1...secondRun.count), "\(secondRun)")
     }
 
-    @Test(.enabled(if: hasMosquitto)) func aQueueAtItsLimitDropsTheOldestAndSaysSoOnce() throws {
+    @Test(.enabled(if: hasMosquitto)) func aQueueAtItsLimitDropsTheOldestAndSaysSoOnce() async throws {
         let directory = try Harness.scratch("mqtt-queue")
         let port = Self.freePort()  // Nobody listens there yet.
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "mqtt-queue-daemon", trace: trace, arguments: ["--loop", "--speed", "8"])
         defer { _ = daemon.stop() }
         let forwarder = try Self.startForwarder(
             directory: directory, socket: socket, yaml: Self.yaml(port: port, extra: "queue:\n  size: 3\n"))
         defer { _ = forwarder.stop() }
-        #expect(forwarder.wait(timeout: 30) { _ in Int(Self.status(directory)["dropped"] ?? "0") ?? 0 >= 5 })
-        #expect(Self.status(directory)["queued"] == "3")
-        #expect(Self.status(directory)["broker_connected"] == "no")
+        #expect(
+            await forwarder.wait(timeout: 30) { _ in Int(await Self.status(directory)["dropped"] ?? "0") ?? 0 >= 5 })
+        #expect(await Self.status(directory)["queued"] == "3")
+        #expect(await Self.status(directory)["broker_connected"] == "no")
         #expect(forwarder.stderr.components(separatedBy: "the queue is full").count == 2, "\(forwarder.stderr)")
         #expect(forwarder.stderr.components(separatedBy: "cannot reach the broker").count == 2, "\(forwarder.stderr)")
-        let broker = try Self.startBroker(directory: directory, port: port)
+        let broker = try await Self.startBroker(directory: directory, port: port)
         defer { _ = broker.stop() }
-        #expect(forwarder.wait(timeout: 60) { _ in Self.status(directory)["broker_connected"] == "yes" })
-        #expect(forwarder.wait(timeout: 10) { $0.stderr.contains("events dropped while the broker was away") })
+        #expect(await forwarder.wait(timeout: 60) { _ in await Self.status(directory)["broker_connected"] == "yes" })
+        #expect(await forwarder.wait(timeout: 10) { $0.stderr.contains("events dropped while the broker was away") })
     }
 
-    @Test(.enabled(if: hasMosquitto)) func aBrokerOnAUnixSocket() throws {
+    @Test(.enabled(if: hasMosquitto)) func aBrokerOnAUnixSocket() async throws {
         let directory = try Harness.scratch("mqtt-unix")
         let port = Self.freePort()
         let path = "\(directory)/mqtt.sock"
-        let broker = try Self.startBroker(directory: directory, port: port, extra: ["listener 0 \(path)"])
+        let broker = try await Self.startBroker(directory: directory, port: port, extra: ["listener 0 \(path)"])
         defer { _ = broker.stop() }
-        let subscriber = try Self.startSubscriber(directory: directory, port: port, topic: "shaked/dev1/event")
+        let subscriber = try await Self.startSubscriber(directory: directory, port: port, topic: "shaked/dev1/event")
         defer { _ = subscriber.stop() }
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "mqtt-unix-daemon", trace: trace, arguments: ["--loop", "--speed", "4"])
         defer { _ = daemon.stop() }
         let forwarder = try Self.startForwarder(
             directory: directory, socket: socket, yaml: "broker:\n  uri: unix:\(path)\ntopics:\n  device: dev1\n")
         defer { _ = forwarder.stop() }
-        #expect(subscriber.wait(timeout: 30) { Self.events($0).count >= 2 }, "\(forwarder.stderr)")
-        #expect(Self.status(directory)["broker"] == "unix:\(path)")
+        #expect(await subscriber.wait(timeout: 30) { Self.events($0).count >= 2 }, "\(forwarder.stderr)")
+        #expect(await Self.status(directory)["broker"] == "unix:\(path)")
     }
 
     // MARK: TLS and passwords
 
     /// A CA and a server certificate for localhost and 127.0.0.1, made with openssl.
-    static func makeCertificates(_ directory: String, ca: String = "ca") throws {
-        func openssl(_ arguments: [String]) throws {
-            let result = try Command.run("/usr/bin/openssl", arguments)
+    static func makeCertificates(_ directory: String, ca: String = "ca") async throws {
+        func openssl(_ arguments: [String]) async throws {
+            let result = try await Command.run("/usr/bin/openssl", arguments)
             guard result.status == 0 else { throw HarnessError("openssl \(arguments.first ?? ""): \(result.stderr)") }
         }
-        try openssl([
+        try await openssl([
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=\(ca)", "-keyout",
             "\(directory)/\(ca).key", "-out", "\(directory)/\(ca).pem",
         ])
         if ca != "ca" { return }
-        try openssl([
+        try await openssl([
             "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "\(directory)/server.key",
             "-out", "\(directory)/server.csr",
         ])
         try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(
             toFile: "\(directory)/san.ext", atomically: true, encoding: .utf8)
-        try openssl([
+        try await openssl([
             "x509", "-req", "-in", "\(directory)/server.csr", "-CA", "\(directory)/ca.pem", "-CAkey",
             "\(directory)/ca.key", "-CAcreateserial", "-days", "2", "-extfile", "\(directory)/san.ext", "-out",
             "\(directory)/server.pem",
         ])
     }
 
-    @Test(.enabled(if: hasMosquitto)) func tlsWithTheRightCAWorksAndAWrongCAIsRefusedClearly() throws {
+    @Test(.enabled(if: hasMosquitto)) func tlsWithTheRightCAWorksAndAWrongCAIsRefusedClearly() async throws {
         let directory = try Harness.scratch("mqtt-tls")
-        try Self.makeCertificates(directory)
-        try Self.makeCertificates(directory, ca: "other")
+        try await Self.makeCertificates(directory)
+        try await Self.makeCertificates(directory, ca: "other")
         let port = Self.freePort()
-        let broker = try Self.startBroker(
+        let broker = try await Self.startBroker(
             directory: directory, port: port,
             extra: [
                 "cafile \(directory)/ca.pem", "certfile \(directory)/server.pem", "keyfile \(directory)/server.key",
             ])
         defer { _ = broker.stop() }
-        let (daemon, socket, _) = try Harness.startReplayDaemon("mqtt-tls-daemon", trace: trace, arguments: ["--loop"])
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
+            "mqtt-tls-daemon", trace: trace, arguments: ["--loop"])
         defer { _ = daemon.stop() }
         let good = try Self.startForwarder(
             directory: directory, socket: socket,
@@ -409,25 +422,28 @@ struct MQTTForwarderTests {
             yaml: "broker:\n  uri: mqtts://localhost:\(port)\n  ca_file: \(directory)/other.pem\n", name: "bad")
         defer { _ = bad.stop() }
         #expect(
-            good.wait(timeout: 30) { _ in Self.status(directory, name: "good")["broker_connected"] == "yes" },
+            await good.wait(timeout: 30) { _ in await Self.status(directory, name: "good")["broker_connected"] == "yes"
+            },
             "\(good.stderr)")
-        #expect(bad.wait(timeout: 30) { $0.stderr.contains("the broker refused the connection") }, "\(bad.stderr)")
+        #expect(
+            await bad.wait(timeout: 30) { $0.stderr.contains("the broker refused the connection") }, "\(bad.stderr)")
         #expect(bad.stderr.contains("certificate verify failed"), "\(bad.stderr)")
         #expect(bad.stderr.contains("broker.ca_file"))
-        #expect(Self.status(directory, name: "bad")["broker_connected"] == "no")
-        #expect(Self.status(directory, name: "bad")["last_error"]?.contains("TLS") == true)
+        #expect(await Self.status(directory, name: "bad")["broker_connected"] == "no")
+        #expect(await Self.status(directory, name: "bad")["last_error"]?.contains("TLS") == true)
     }
 
-    @Test(.enabled(if: hasMosquitto)) func aBadPasswordIsRefusedClearlyAndTheRightOneFromACredentialWorks() throws {
+    @Test(.enabled(if: hasMosquitto)) func aBadPasswordIsRefusedClearlyAndTheRightOneFromACredentialWorks() async throws
+    {
         let directory = try Harness.scratch("mqtt-password")
         let passwords = "\(directory)/passwords"
-        let made = try Command.run("/usr/bin/mosquitto_passwd", ["-b", "-c", passwords, "kiosk", "s3cret-pass"])
+        let made = try await Command.run("/usr/bin/mosquitto_passwd", ["-b", "-c", passwords, "kiosk", "s3cret-pass"])
         #expect(made.status == 0, "\(made.stderr)")
         let port = Self.freePort()
-        let broker = try Self.startBroker(
+        let broker = try await Self.startBroker(
             directory: directory, port: port, extra: ["allow_anonymous false", "password_file \(passwords)"])
         defer { _ = broker.stop() }
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "mqtt-password-daemon", trace: trace, arguments: ["--loop"])
         defer { _ = daemon.stop() }
         try "wrong-pass\n".write(toFile: "\(directory)/wrong", atomically: true, encoding: .utf8)
@@ -437,7 +453,8 @@ struct MQTTForwarderTests {
                 port: port, device: "bad", broker: "  username: kiosk\n  password_file: \(directory)/wrong\n"),
             name: "bad")
         defer { _ = bad.stop() }
-        #expect(bad.wait(timeout: 30) { $0.stderr.contains("the broker refused the connection") }, "\(bad.stderr)")
+        #expect(
+            await bad.wait(timeout: 30) { $0.stderr.contains("the broker refused the connection") }, "\(bad.stderr)")
         // mosquitto answers a wrong password with "not authorised".
         #expect(bad.stderr.contains("not authorised (a wrong user name or password"), "\(bad.stderr)")
         #expect(bad.stderr.contains("broker.password_file"))
@@ -457,7 +474,8 @@ struct MQTTForwarderTests {
             ], pidFile: "\(directory)/good.pid")
         defer { _ = good.stop() }
         #expect(
-            good.wait(timeout: 30) { _ in Self.status(directory, name: "good")["broker_connected"] == "yes" },
+            await good.wait(timeout: 30) { _ in await Self.status(directory, name: "good")["broker_connected"] == "yes"
+            },
             "\(good.stderr)")
         #expect(!good.stderr.contains("s3cret"))
     }
@@ -466,7 +484,7 @@ struct MQTTForwarderTests {
 
     /// A "broker" that answers every connection with junk and hangs up, over and over: the forwarder keeps trying
     /// with back-off, logs it once, and its memory stays flat.
-    @Test(.enabled(if: hasMosquitto)) func aBrokerThatSendsGarbageIsSurvived() throws {
+    @Test(.enabled(if: hasMosquitto)) func aBrokerThatSendsGarbageIsSurvived() async throws {
         let directory = try Harness.scratch("mqtt-garbage")
         let port = Self.freePort()
         let junk = """
@@ -484,21 +502,21 @@ struct MQTTForwarderTests {
         let fake = try DaemonProcess(
             command: ["/usr/bin/python3", "\(directory)/junk.py"], pidFile: "\(directory)/junk.pid")
         defer { _ = fake.stop() }
-        #expect(fake.wait(timeout: 10) { _ in Self.isListening(port: port) })
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        #expect(await fake.wait(timeout: 10) { _ in Self.isListening(port: port) })
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "mqtt-garbage-daemon", trace: trace, arguments: ["--loop", "--speed", "4"])
         defer { _ = daemon.stop() }
         let forwarder = try Self.startForwarder(directory: directory, socket: socket, yaml: Self.yaml(port: port))
         defer { _ = forwarder.stop() }
         let accepted = { Int((try? String(contentsOfFile: "\(directory)/accepted", encoding: .utf8)) ?? "0") ?? 0 }
-        #expect(forwarder.wait(timeout: 30) { _ in accepted() >= 5 }, "\(forwarder.stderr)")
+        #expect(await forwarder.wait(timeout: 30) { _ in accepted() >= 5 }, "\(forwarder.stderr)")
         let pid = try #require(forwarder.daemonPID)
         #expect(kill(pid, 0) == 0, "the forwarder died: \(forwarder.stderr)")
         // Not under a sanitizer, whose allocator and shadow memory are counted too (67 MB under ThreadSanitizer).
         if !LoadTests.sanitized {
             #expect(LoadTests.residentKilobytes(pid) < 64 * 1024)
         }
-        #expect(Self.status(directory)["broker_connected"] == "no")
+        #expect(await Self.status(directory)["broker_connected"] == "no")
         // One warning for the outage, not one per attempt.
         let lines = forwarder.stderr.split(separator: "\n").filter { $0.contains("broker") && $0.contains("warning") }
         #expect(lines.count <= 2, "\(forwarder.stderr)")
@@ -506,7 +524,7 @@ struct MQTTForwarderTests {
 
     /// A "daemon" that says hello and then sends a 10 MB line: the forwarder refuses the line, says so, keeps its
     /// memory bounded and reconnects.
-    @Test(.enabled(if: hasMosquitto)) func aTenMegabyteLineFromAFakeDaemonIsRefusedWithBoundedMemory() throws {
+    @Test(.enabled(if: hasMosquitto)) func aTenMegabyteLineFromAFakeDaemonIsRefusedWithBoundedMemory() async throws {
         let directory = try Harness.scratch("mqtt-longline")
         let socket = "\(directory)/fake.sock"
         let fakeDaemon = """
@@ -527,14 +545,14 @@ struct MQTTForwarderTests {
         let fake = try DaemonProcess(
             command: ["/usr/bin/python3", "\(directory)/fake.py"], pidFile: "\(directory)/fake.pid")
         defer { _ = fake.stop() }
-        #expect(fake.wait(timeout: 10) { _ in UnixSocket.isListening(socket) })
+        #expect(await fake.wait(timeout: 10) { _ in UnixSocket.isListening(socket) })
         let port = Self.freePort()
-        let broker = try Self.startBroker(directory: directory, port: port)
+        let broker = try await Self.startBroker(directory: directory, port: port)
         defer { _ = broker.stop() }
         let forwarder = try Self.startForwarder(directory: directory, socket: socket, yaml: Self.yaml(port: port))
         defer { _ = forwarder.stop() }
         let served = { Int((try? String(contentsOfFile: "\(directory)/served", encoding: .utf8)) ?? "0") ?? 0 }
-        #expect(forwarder.wait(timeout: 30) { _ in served() >= 3 }, "it did not reconnect: \(forwarder.stderr)")
+        #expect(await forwarder.wait(timeout: 30) { _ in served() >= 3 }, "it did not reconnect: \(forwarder.stderr)")
         let pid = try #require(forwarder.daemonPID)
         #expect(kill(pid, 0) == 0, "the forwarder died: \(forwarder.stderr)")
         // A sanitizer's allocator keeps freed memory (AddressSanitizer quarantines it, here the refused 10 MB and
@@ -547,51 +565,51 @@ struct MQTTForwarderTests {
 
     // MARK: Retiring and checking
 
-    @Test(.enabled(if: hasMosquitto)) func retiringEmptiesEveryRetainedTopicOfTheDevice() throws {
+    @Test(.enabled(if: hasMosquitto)) func retiringEmptiesEveryRetainedTopicOfTheDevice() async throws {
         let directory = try Harness.scratch("mqtt-retire")
         let port = Self.freePort()
-        let broker = try Self.startBroker(directory: directory, port: port)
+        let broker = try await Self.startBroker(directory: directory, port: port)
         defer { _ = broker.stop() }
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "mqtt-retire-daemon", trace: trace, arguments: ["--loop"])
         defer { _ = daemon.stop() }
         let forwarder = try Self.startForwarder(directory: directory, socket: socket, yaml: Self.yaml(port: port))
-        #expect(forwarder.wait(timeout: 30) { _ in Self.status(directory)["broker_connected"] == "yes" })
-        #expect(forwarder.stop() == 0)
+        #expect(await forwarder.wait(timeout: 30) { _ in await Self.status(directory)["broker_connected"] == "yes" })
+        #expect(await forwarder.stop() == 0)
         let retained = {
-            try Self.retained(directory: directory, port: port, topics: ["shaked/dev1/#", "homeassistant/#"]).map(
+            try await Self.retained(directory: directory, port: port, topics: ["shaked/dev1/#", "homeassistant/#"]).map(
                 \.topic)
         }
-        #expect(try retained().contains("homeassistant/event/shaked_dev1/shake/config"))
-        #expect(try retained().contains("shaked/dev1/availability"))
-        let result = try Command.run("shaked-mqtt", ["--config", "\(directory)/forwarder.yaml", "--retire"])
+        #expect(try await retained().contains("homeassistant/event/shaked_dev1/shake/config"))
+        #expect(try await retained().contains("shaked/dev1/availability"))
+        let result = try await Command.run("shaked-mqtt", ["--config", "\(directory)/forwarder.yaml", "--retire"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try retained() == [])
+        #expect(try await retained() == [])
     }
 
-    @Test func checkConfigPrintsTheSettingsAndBadOnesFailWithFileAndLine() throws {
+    @Test func checkConfigPrintsTheSettingsAndBadOnesFailWithFileAndLine() async throws {
         let directory = try Harness.scratch("mqtt-check")
         let configuration = "\(directory)/mqtt.yaml"
         try "broker:\n  uri: mqtts://broker.example\ntopics:\n  device: kiosk\n".write(
             toFile: configuration, atomically: true, encoding: .utf8)
-        let good = try Command.run("shaked-mqtt", ["--config", configuration, "--check-config"])
+        let good = try await Command.run("shaked-mqtt", ["--config", configuration, "--check-config"])
         #expect(good.status == 0, "\(good.stderr)")
         #expect(good.stdout.contains("broker.uri: mqtts://broker.example:8883  (\(configuration):2)"))
         #expect(good.stdout.contains("topics: shaked/kiosk/event, shaked/kiosk/availability, shaked/kiosk/state"))
         try "topics:\n  qos: 3\n".write(toFile: configuration, atomically: true, encoding: .utf8)
-        let bad = try Command.run("shaked-mqtt", ["--config", configuration, "--check-config"])
+        let bad = try await Command.run("shaked-mqtt", ["--config", configuration, "--check-config"])
         #expect(bad.status == 78)
         #expect(bad.stderr.contains("\(configuration):2: topics.qos: 3 is out of range"))
     }
 
     /// The check is the schema's rows: a line for every key with its value and where it came from, the command
     /// line's options too, so a new key shows by its row alone.
-    @Test func checkConfigShowsEveryKeyOfTheSchemaAndTheCommandLine() throws {
+    @Test func checkConfigShowsEveryKeyOfTheSchemaAndTheCommandLine() async throws {
         let directory = try Harness.scratch("mqtt-check-schema")
         let configuration = "\(directory)/mqtt.yaml"
         try "broker:\n  cert_file: /etc/c.pem\n  key_file: /etc/c.key\ntopics:\n  phases: [ended]\n".write(
             toFile: configuration, atomically: true, encoding: .utf8)
-        let result = try Command.run(
+        let result = try await Command.run(
             "shaked-mqtt",
             ["--config", configuration, "--check-config", "--log-level", "debug", "--socket", "/tmp/other.sock"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -608,15 +626,15 @@ struct MQTTForwarderTests {
 
     /// Every option `shaked-mqtt --help` lists is in shaked-mqtt(8), and every key of the shipped
     /// config/mqtt.yaml is in shaked-mqtt.yaml(5) under its section, with its default.
-    @Test(.enabled(if: ManPages.formattersPresent)) func theManPagesMatchTheProgramAndTheShippedFile() throws {
-        let help = try Command.run("shaked-mqtt", ["--help"]).stdout
-        let page = try ManPages.render("shaked-mqtt.8")
+    @Test(.enabled(if: ManPages.formattersPresent)) func theManPagesMatchTheProgramAndTheShippedFile() async throws {
+        let help = try await Command.run("shaked-mqtt", ["--help"]).stdout
+        let page = try await ManPages.render("shaked-mqtt.8")
         let options = ManPages.longOptions(in: help)
         #expect(options.count >= 8)
         for option in options { #expect(page.contains(option), "shaked-mqtt(8) does not mention \(option)") }
         let shipped = try String(
             contentsOf: Fixtures.repository.appendingPathComponent("config/mqtt.yaml"), encoding: .utf8)
-        let configuration = try ManPages.render("shaked-mqtt.yaml.5")
+        let configuration = try await ManPages.render("shaked-mqtt.yaml.5")
         var checked = 0
         for line in shipped.split(separator: "\n") {
             if let match = line.wholeMatch(of: /([a-z_]+):\s*/) {
@@ -635,7 +653,7 @@ struct MQTTForwarderTests {
         }
         #expect(checked >= 15)
         // And the shipped file is valid and says the defaults.
-        let check = try Command.run(
+        let check = try await Command.run(
             "shaked-mqtt",
             ["--config", Fixtures.repository.appendingPathComponent("config/mqtt.yaml").path, "--check-config"])
         #expect(check.status == 0, "\(check.stderr)")

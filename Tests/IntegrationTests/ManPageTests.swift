@@ -9,18 +9,18 @@ import Testing
 @Suite(.enabled(if: ManPages.formattersPresent, "mandoc or groff is not installed (make deps installs them)"))
 struct ManPageTests {
     @Test(arguments: ManPages.pages)
-    func lintsCleanWithMandocAndGroff(page: String) throws {
+    func lintsCleanWithMandocAndGroff(page: String) async throws {
         let path = ManPages.path(page)
-        let mandoc = try Command.run(ManPages.mandoc, ["-T", "lint", "-W", "all", path])
+        let mandoc = try await Command.run(ManPages.mandoc, ["-T", "lint", "-W", "all", path])
         #expect(
             mandoc.status == 0 && mandoc.stdout.isEmpty && mandoc.stderr.isEmpty, "\(mandoc.stdout)\(mandoc.stderr)")
-        let groff = try Command.run(
+        let groff = try await Command.run(
             ManPages.groff, ["-ww", "-z", "-man", "-Tutf8", path], environment: ["LC_ALL": "C.UTF-8"])
         #expect(groff.status == 0 && groff.stderr.isEmpty, "\(groff.stderr)")
     }
 
     @Test(arguments: ManPages.pages)
-    func hasTheSectionsAManPageNeeds(page: String) throws {
+    func hasTheSectionsAManPageNeeds(page: String) async throws {
         let source = try ManPages.source(page)
         var expected = ["NAME", "SYNOPSIS", "DESCRIPTION", "FILES", "EXAMPLES", "SEE ALSO"]
         if !page.hasSuffix(".5") { expected += ["OPTIONS", "EXIT STATUS", "ENVIRONMENT"] }
@@ -33,17 +33,17 @@ struct ManPageTests {
         }
     }
 
-    @Test func unitsSurviveRendering() throws {
+    @Test func unitsSurviveRendering() async throws {
         for page in ManPages.pages {
-            let rendered = try ManPages.render(page)
+            let rendered = try await ManPages.render(page)
             #expect(rendered.contains("m/s²"), "\(page) lost the superscript in m/s²")
         }
     }
 
     /// Every option `shaked --help` lists is documented, and the exit codes are the real ones.
-    @Test func theDaemonPageCoversEveryOption() throws {
-        let help = try Command.run("shaked", ["--help"]).stdout
-        let page = try ManPages.render("shaked.8")
+    @Test func theDaemonPageCoversEveryOption() async throws {
+        let help = try await Command.run("shaked", ["--help"]).stdout
+        let page = try await ManPages.render("shaked.8")
         let options = ManPages.longOptions(in: help)
         #expect(options.count > 10)
         for option in options { #expect(page.contains(option), "shaked(8) does not mention \(option)") }
@@ -54,9 +54,9 @@ struct ManPageTests {
     }
 
     /// Every subcommand `shakectl --help` lists is documented, and so is every variable `exec` sets.
-    @Test func theClientPageCoversEveryCommandAndVariable() throws {
-        let help = try Command.run("shakectl", ["--help"]).stdout
-        let page = try ManPages.render("shakectl.1")
+    @Test func theClientPageCoversEveryCommandAndVariable() async throws {
+        let help = try await Command.run("shakectl", ["--help"]).stdout
+        let page = try await ManPages.render("shakectl.1")
         let commands = help.split(separator: "SUBCOMMANDS:").last.map { part in
             part.split(separator: "\n").compactMap { line -> String? in
                 let words = line.split(separator: " ")
@@ -69,7 +69,7 @@ struct ManPageTests {
         for command in listed where command != "See" {
             #expect(page.contains("shakectl \(command)"), "shakectl(1) has no synopsis for \(command)")
         }
-        let execHelp = try Command.run("shakectl", ["exec", "--help"]).stdout
+        let execHelp = try await Command.run("shakectl", ["exec", "--help"]).stdout
         let variables = Set(execHelp.matches(of: /SHAKE_[A-Z]+/).map { String($0.output) })
         #expect(variables.count >= 8)
         for variable in variables { #expect(page.contains(variable), "shakectl(1) does not list \(variable)") }
@@ -77,10 +77,10 @@ struct ManPageTests {
 
     /// Every key of the shipped configuration is documented in shaked.yaml(5) under its section, with the
     /// shipped default.
-    @Test func theConfigurationPageMatchesTheShippedFile() throws {
+    @Test func theConfigurationPageMatchesTheShippedFile() async throws {
         let shipped = try String(
             contentsOf: Fixtures.repository.appendingPathComponent("config/shaked.yaml"), encoding: .utf8)
-        let page = try ManPages.render("shaked.yaml.5")
+        let page = try await ManPages.render("shaked.yaml.5")
         var section = ""
         var checked = 0
         for line in shipped.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -113,11 +113,11 @@ struct ManPageTests {
 
     /// Every key of each configuration's schema is documented in its man page under its section, with the
     /// default the program has and its range, and shown in the shipped file.
-    @Test func theConfigurationPagesDocumentEveryKeyOfTheSchema() throws {
-        try ManPages.checkSchema(
+    @Test func theConfigurationPagesDocumentEveryKeyOfTheSchema() async throws {
+        try await ManPages.checkSchema(
             ShakedConfiguration.schema, defaults: ShakedConfiguration(), page: "shaked.yaml.5",
             shipped: "config/shaked.yaml")
-        try ManPages.checkSchema(
+        try await ManPages.checkSchema(
             MQTTConfiguration.schema, defaults: MQTTConfiguration(), page: "shaked-mqtt.yaml.5",
             shipped: "config/mqtt.yaml")
     }
@@ -141,8 +141,8 @@ enum ManPages {
     }
 
     /// The page as a terminal shows it, without bold or underline.
-    static func render(_ page: String) throws -> String {
-        let result = try Command.run(
+    static func render(_ page: String) async throws -> String {
+        let result = try await Command.run(
             groff, ["-man", "-Tutf8", "-P", "-cbou", "-rLL=100n", path(page)], environment: ["LC_ALL": "C.UTF-8"])
         guard result.status == 0 else { throw HarnessError("groff \(page): \(result.stderr)") }
         return result.stdout
@@ -160,9 +160,9 @@ enum ManPages {
     /// default to the preset's values; lists are not compared.
     static func checkSchema<Configuration>(
         _ schema: ConfigSchema<Configuration>, defaults: Configuration, page name: String, shipped path: String
-    ) throws {
+    ) async throws {
         let shipped = try String(contentsOf: Fixtures.repository.appendingPathComponent(path), encoding: .utf8)
-        let page = try render(name)
+        let page = try await render(name)
         for section in schema.sections {
             let body = try #require(subsection(section, of: page), "\(name) has no \(section) section")
             for key in schema.keys(in: section) {
@@ -210,24 +210,24 @@ enum ManPages {
 /// at 80 columns.
 struct VersionAndHelpTests {
     @Test(arguments: ["shaked", "shakectl", "shaked-mqtt"])
-    func theVersionIsThePackagesVersion(program: String) throws {
+    func theVersionIsThePackagesVersion(program: String) async throws {
         let changelog = try String(
             contentsOf: Fixtures.repository.appendingPathComponent("debian/changelog"), encoding: .utf8)
         let packaged = try #require(changelog.firstMatch(of: /^shaked \(([^)]+)\)/)?.1)
-        let result = try Command.run(program, ["--version"])
+        let result = try await Command.run(program, ["--version"])
         #expect(result.status == 0)
         #expect(result.stdout == "\(packaged)\n")
     }
 
-    @Test func theDaemonsHelpKeepsItsJSONExampleWhole() throws {
-        let help = try Command.run("shaked", ["--help"]).stdout
+    @Test func theDaemonsHelpKeepsItsJSONExampleWhole() async throws {
+        let help = try await Command.run("shaked", ["--help"]).stdout
         #expect(help.split(separator: "\n").allSatisfy { $0.count <= 80 })
         #expect(help.contains(#"  {"event":"shake","phase":"ended","time":3.62,"began":2.13,"duration":1.49,"#))
         #expect(help.contains("\n   \"peak\":28.02,\"axis\":\"x\",\"reversals\":11}\nTimes are seconds"))
     }
 
-    @Test func execShowsItsDefaultAsItIsWritten() throws {
-        let help = try Command.run("shakectl", ["exec", "--help"]).stdout
+    @Test func execShowsItsDefaultAsItIsWritten() async throws {
+        let help = try await Command.run("shakectl", ["exec", "--help"]).stdout
         #expect(help.contains("default: ended)"), "\(help)")
         #expect(!help.contains("PhaseList"))
     }

@@ -43,17 +43,17 @@ struct PeerIdentityTests {
         return try DaemonProcess(command, pidFile: "\(directory)/no-pid-file")
     }
 
-    @Test func groupsJoinedAfterConnectingGrantNothing() throws {
+    @Test func groupsJoinedAfterConnectingGrantNothing() async throws {
         let users = try #require(getgrnam("users")).pointee.gr_gid
         let trace = Fixtures.path("walking.csv")
-        let (daemon, socket, directory) = try Harness.startReplayDaemon(
+        let (daemon, socket, directory) = try await Harness.startReplayDaemon(
             "peer-groups", trace: trace, arguments: ["--loop", "--admin-group", "users"])
         defer { _ = daemon.stop(signal: SIGTERM) }
 
         // A member of the admin group at connect time streams samples: the group is what grants it.
         let member = try Self.client(socket, groups: [users], join: nil, directory: directory)
         defer { _ = member.stop() }
-        let memberAnswered = member.wait(timeout: 10) { Self.hasAnswered($0.stdout) }
+        let memberAnswered = await member.wait(timeout: 10) { Self.hasAnswered($0.stdout) }
         #expect(memberAnswered, "\(member.stdout)\(member.stderr)")
         #expect(member.stdout.contains(#"answer {"event":"ok","request":"samples"}"#), "\(member.stdout)")
 
@@ -63,24 +63,24 @@ struct PeerIdentityTests {
         #expect(kill(pid, SIGSTOP) == 0)
         let joiner = try Self.client(socket, groups: [], join: users, directory: directory)
         defer { _ = joiner.stop() }
-        let joined = joiner.wait(timeout: 10) { $0.stdout.contains("joined [\(users)]") }
+        let joined = await joiner.wait(timeout: 10) { $0.stdout.contains("joined [\(users)]") }
         #expect(kill(pid, SIGCONT) == 0)
         #expect(joined, "\(joiner.stdout)\(joiner.stderr)")
-        let joinerAnswered = joiner.wait(timeout: 10) { Self.hasAnswered($0.stdout) }
+        let joinerAnswered = await joiner.wait(timeout: 10) { Self.hasAnswered($0.stdout) }
         #expect(joinerAnswered, "\(joiner.stdout)\(joiner.stderr)")
         #expect(joiner.stdout.contains(#"answer {"event":"error","error":"forbidden""#), "\(joiner.stdout)")
     }
 
     /// A refused `record` leaves no file and no header behind, and says what would allow it.
-    @Test func aRefusedRecordingWritesNothingAndSaysWhatWouldAllowIt() throws {
-        let (daemon, socket, directory) = try Harness.startReplayDaemon(
+    @Test func aRefusedRecordingWritesNothingAndSaysWhatWouldAllowIt() async throws {
+        let (daemon, socket, directory) = try await Harness.startReplayDaemon(
             "record-refused", trace: Fixtures.path("walking.csv"), arguments: ["--loop"])
         defer { _ = daemon.stop(signal: SIGTERM) }
         chmod(directory, 0o777)
         let file = "\(directory)/refused.csv"
         let shakectl = Harness.product("shakectl")
         for out in [file, "-"] {
-            let result = try Command.run(
+            let result = try await Command.run(
                 "/usr/bin/setpriv",
                 [
                     "--reuid=65534", "--regid=65534", "--clear-groups", shakectl, "record", "--socket", socket,

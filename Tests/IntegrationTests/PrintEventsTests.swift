@@ -7,7 +7,7 @@ import Testing
 /// and the socket's subscribers carry on, and what was not printed is counted and logged.
 @Suite(.serialized)
 struct PrintEventsTests {
-    @Test func aPipeNobodyReadsHoldsUpNeitherCaptureNorTheSubscribers() throws {
+    @Test func aPipeNobodyReadsHoldsUpNeitherCaptureNorTheSubscribers() async throws {
         let directory = try Harness.scratch("unread-stdout")
         let socket = "\(directory)/shaked.sock"
         // About 500 events a second: the pipe (one page) is full after a few dozen, the queue soon after.
@@ -18,14 +18,14 @@ struct PrintEventsTests {
             ],
             pidFile: "\(directory)/daemon.pid", unreadStandardOutput: true)
         defer { _ = daemon.stop() }
-        let listening = daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
+        let listening = await daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(listening, "\(daemon.stderr)")
 
         // A stalled standard output is said once, as the queue overflows.
-        let stalled = daemon.wait(timeout: 30) { $0.stderr.contains("standard output is not being read") }
+        let stalled = await daemon.wait(timeout: 30) { $0.stderr.contains("standard output is not being read") }
         #expect(stalled, "\(daemon.stderr)")
         // The detector and the socket go on meanwhile: a subscriber gets a thousand more events.
-        let listened = try Command.run(
+        let listened = try await Command.run(
             "/usr/bin/timeout",
             [
                 "30", Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--count", "1000",
@@ -34,7 +34,7 @@ struct PrintEventsTests {
         #expect(listened.status == 0, "\(listened.stderr)")
         #expect(listened.stdout.split(separator: "\n").count == 1000)
 
-        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(await daemon.stop() == 0, "\(daemon.stderr)")
         let log = daemon.stderr
         #expect(log.components(separatedBy: "standard output is not being read").count == 2, "\(log)")
         // At the end, the count of what was never printed.

@@ -29,7 +29,7 @@ struct PythonExampleTests {
     /// The daemon starts replaying as soon as it starts, whether anybody listens or not, so a listener that
     /// connects late would see the run's later shakes only; `--since 0` asks for the daemon's replay ring on
     /// the first connection too, which makes seq 1 and 2 certain (and checks replay on the way).
-    @Test func theListenerPrintsTheFirstShakeAndExitsAfterCount() throws {
+    @Test func theListenerPrintsTheFirstShakeAndExitsAfterCount() async throws {
         let directory = try Harness.scratch("python-count")
         let socket = "\(directory)/shaked.sock"
         let daemon = try startDaemon(socket: socket, directory: directory, name: "daemon")
@@ -38,8 +38,8 @@ struct PythonExampleTests {
             ["--socket", socket, "--json", "--count", "2", "--since", "0"], directory: directory)
         defer { _ = end(listener) }
 
-        listener.wait(timeout: 20) { _ in false }  // Returns as soon as the listener exits.
-        let status = end(listener)
+        await listener.wait(timeout: 20) { _ in false }  // Returns as soon as the listener exits.
+        let status = await end(listener)
         #expect(status == 0, "the listener's standard error: \(listener.stderr)")
         let events = listener.events
         #expect(events.count == 2, "the listener printed: \(listener.stdout)")
@@ -53,7 +53,7 @@ struct PythonExampleTests {
     /// The daemon is killed (SIGKILL, leaving its socket file behind) and started again while the listener
     /// runs: the listener reconnects, sees the new "run", and prints the new run's events from seq 1 on,
     /// with no gap and no duplicate in either run.
-    @Test func theListenerSurvivesADaemonRestart() throws {
+    @Test func theListenerSurvivesADaemonRestart() async throws {
         let directory = try Harness.scratch("python-restart")
         let socket = "\(directory)/shaked.sock"
         let first = try startDaemon(socket: socket, directory: directory, name: "first")
@@ -65,13 +65,13 @@ struct PythonExampleTests {
         let listener = try startListener(["--socket", socket, "--json", "--since", "0"], directory: directory)
         defer { _ = end(listener) }
 
-        let firstRun = listener.wait(timeout: 20) { runs(of: $0).first?.count ?? 0 >= 2 }
+        let firstRun = await listener.wait(timeout: 20) { runs(of: $0).first?.count ?? 0 >= 2 }
         try #require(firstRun, "no events from the first run; the listener's standard error: \(listener.stderr)")
-        _ = end(first, signal: SIGKILL)
+        _ = await end(first, signal: SIGKILL)
         second = try startDaemon(socket: socket, directory: directory, name: "second")
 
-        let secondRun = listener.wait(timeout: 20) { runs(of: $0).count == 2 && runs(of: $0)[1].count >= 2 }
-        let status = end(listener)
+        let secondRun = await listener.wait(timeout: 20) { runs(of: $0).count == 2 && runs(of: $0)[1].count >= 2 }
+        let status = await end(listener)
         #expect(secondRun, "the listener's output: \(listener.stdout)\nits standard error: \(listener.stderr)")
         #expect(status == 0, "SIGTERM ends the listener cleanly")
 
@@ -88,7 +88,7 @@ struct PythonExampleTests {
 
     /// `--phases ended` with a replay: the subscription applies to the replay too, so the first thing printed
     /// is seq 2 (seq 1 was a `began`), in the readable format.
-    @Test func phasesNarrowTheReplayAndTheReadableFormat() throws {
+    @Test func phasesNarrowTheReplayAndTheReadableFormat() async throws {
         let directory = try Harness.scratch("python-phases")
         let socket = "\(directory)/shaked.sock"
         let daemon = try startDaemon(socket: socket, directory: directory, name: "daemon")
@@ -97,8 +97,8 @@ struct PythonExampleTests {
             ["--socket", socket, "--phases", "ended", "--count", "1", "--since", "0"], directory: directory)
         defer { _ = end(listener) }
 
-        listener.wait(timeout: 20) { _ in false }
-        let status = end(listener)
+        await listener.wait(timeout: 20) { _ in false }
+        let status = await end(listener)
         #expect(status == 0, "the listener's standard error: \(listener.stderr)")
         let lines = listener.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 1)
@@ -109,21 +109,14 @@ struct PythonExampleTests {
 }
 
 /// Sends `signal` to a process that still runs and waits for it to exit, with SIGKILL after `timeout` seconds
-/// so that a test never hangs on a child that does not stop. - Returns: its exit status.
-private func end(_ process: DaemonProcess, signal: Int32 = SIGTERM, timeout: Double = 5) -> Int32 {
-    if isRunning(process), let pid = process.daemonPID {
-        kill(pid, signal)
-        process.wait(timeout: timeout) { _ in false }
-        if isRunning(process) { kill(pid, SIGKILL) }
-    }
-    return process.stop()
+/// so that a test never hangs on a child that does not stop. - Returns: its exit status (-1 when killed).
+private func end(_ process: DaemonProcess, signal: Int32 = SIGTERM, timeout: Double = 5) async -> Int32 {
+    await process.stop(signal: signal, timeout: timeout)
 }
 
-/// Whether the process still runs: `wait` returns at once for one that has exited.
-private func isRunning(_ process: DaemonProcess) -> Bool {
-    let start = Date()
-    process.wait(timeout: 0.05) { _ in false }
-    return Date().timeIntervalSince(start) >= 0.05
+/// ``end(_:signal:timeout:)`` for `defer`, which cannot await: it holds its thread while the process ends.
+private func end(_ process: DaemonProcess, signal: Int32 = SIGTERM, timeout: Double = 5) -> Int32 {
+    process.stop(signal: signal, timeout: timeout)
 }
 
 /// The seq numbers a listener printed, split where they start again (a new daemon run).

@@ -13,8 +13,8 @@ struct ReplayTests {
             command: [Harness.product("shaked"), "--print-events", "--no-socket"] + arguments, pidFile: pidFile)
     }
 
-    @Test func aReplayAsFastAsPossiblePrintsTheEventsAndExits() throws {
-        let result = try Command.run(
+    @Test func aReplayAsFastAsPossiblePrintsTheEventsAndExits() async throws {
+        let result = try await Command.run(
             "shaked",
             [
                 "--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--speed", "0", "--print-events",
@@ -27,24 +27,24 @@ struct ReplayTests {
         #expect(lines.last?.contains(#""phase":"ended""#) == true)
     }
 
-    @Test func aSignalDuringAShakeCancelsItAsInterruptedAndExitsZero() throws {
+    @Test func aSignalDuringAShakeCancelsItAsInterruptedAndExitsZero() async throws {
         let directory = try Harness.scratch("long")
         let trace = "\(directory)/long.csv"
-        try Harness.shakectl(["synth", "--before", "0.8", "--duration", "5", "--after", "0", "--out", trace])
+        try await Harness.shakectl(["synth", "--before", "0.8", "--duration", "5", "--after", "0", "--out", trace])
         let daemon = try start(["--source", "replay:\(trace)", "--speed", "2"], name: "signal")
-        let began = daemon.wait(timeout: 10) { $0.outline == ["began"] }
+        let began = await daemon.wait(timeout: 10) { $0.outline == ["began"] }
         #expect(began)
-        let status = daemon.stop(signal: SIGINT)
+        let status = await daemon.stop(signal: SIGINT)
         #expect(status == 0)
         #expect(daemon.outline == ["began", "cancelled(interrupted)"])
     }
 
-    @Test func loopingKeepsTheClockGoingForward() throws {
+    @Test func loopingKeepsTheClockGoingForward() async throws {
         let daemon = try start(
             ["--source", "replay:\(Fixtures.path("shake-horizontal-100hz.csv"))", "--speed", "0", "--loop"],
             name: "loop")
-        let twice = daemon.wait(timeout: 10) { $0.outline.filter { $0 == "ended" }.count >= 3 }
-        let status = daemon.stop()
+        let twice = await daemon.wait(timeout: 10) { $0.outline.filter { $0 == "ended" }.count >= 3 }
+        let status = await daemon.stop()
         #expect(twice)
         #expect(status == 0)
         let times = daemon.events.compactMap { $0["time"] as? Double }
@@ -54,16 +54,16 @@ struct ReplayTests {
         #expect(times.count >= 6 && times.last! > times.first! + 3)
     }
 
-    @Test func badOptionsExitSixtyFour() throws {
-        let result = try Command.run("shaked", ["--source", "bogus"])
+    @Test func badOptionsExitSixtyFour() async throws {
+        let result = try await Command.run("shaked", ["--source", "bogus"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--source must be iio, iio:URI or replay:FILE"))
-        let help = try Command.run("shaked", ["--help"])
+        let help = try await Command.run("shaked", ["--help"])
         #expect(help.stdout.contains("replay:FILE") && help.stdout.contains("SIGTERM"))
     }
 
-    @Test func anUnreadableTraceExitsOne() throws {
-        let result = try Command.run("shaked", ["--source", "replay:/nonexistent.csv", "--speed", "0"])
+    @Test func anUnreadableTraceExitsOne() async throws {
+        let result = try await Command.run("shaked", ["--source", "replay:/nonexistent.csv", "--speed", "0"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("/nonexistent.csv: no such file"))
     }
@@ -83,17 +83,17 @@ struct DegenerateReplayTests {
         ("huge-gap", "0,0,0,9.8\n0.01,0,0,9.8\n1e13,0,0,9.8\n", ["--speed", "1"]),
         ("slow", "0,0,0,9.8\n0.01,0,0,9.8\n0.02,0,0,9.8\n", ["--speed", "1e-15"]),
     ])
-    func aFarAwaySampleIsWaitedFor(name: String, rows: String, options: [String]) throws {
+    func aFarAwaySampleIsWaitedFor(name: String, rows: String, options: [String]) async throws {
         let path = try Self.trace(name, rows)
         let directory = (path as NSString).deletingLastPathComponent
         let daemon = try DaemonProcess(
             command: [Harness.product("shaked"), "--source", "replay:\(path)", "--no-socket", "--print-events"]
                 + options,
             pidFile: "\(directory)/daemon.pid")
-        let replaying = daemon.wait(timeout: 10) { $0.stderr.contains("replaying") }
+        let replaying = await daemon.wait(timeout: 10) { $0.stderr.contains("replaying") }
         #expect(replaying, "\(daemon.stderr)")
-        Thread.sleep(forTimeInterval: 0.5)
-        #expect(daemon.stop(signal: SIGTERM) == 0, "\(daemon.stderr)")
+        try? await Task.sleep(for: .seconds(0.5))
+        #expect(await daemon.stop(signal: SIGTERM) == 0, "\(daemon.stderr)")
     }
 
     @Test(arguments: [
@@ -101,9 +101,11 @@ struct DegenerateReplayTests {
         ("equal", "5,0,0,9.8\n5,1,0,9.8\n5,0,0,9.8\n", ["--loop"], "its times do not advance"),
         ("backwards", "5,0,0,9.8\n4,1,0,9.8\n3,0,0,9.8\n", ["--loop"], "its times do not advance"),
     ])
-    func aTraceThatCannotBePacedIsAClearError(name: String, rows: String, options: [String], message: String) throws {
+    func aTraceThatCannotBePacedIsAClearError(name: String, rows: String, options: [String], message: String)
+        async throws
+    {
         let path = try Self.trace(name, rows)
-        let result = try Command.run(
+        let result = try await Command.run(
             "/usr/bin/timeout",
             ["20", Harness.product("shaked"), "--source", "replay:\(path)", "--no-socket", "--print-events"] + options)
         #expect(result.status == 1, "\(result.stderr)")

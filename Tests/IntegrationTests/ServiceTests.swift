@@ -22,17 +22,17 @@ struct ServiceTests {
 
     // MARK: - Configuration
 
-    @Test func checkConfigValidatesAndReportsTheSettingsInForce() throws {
+    @Test func checkConfigValidatesAndReportsTheSettingsInForce() async throws {
         let directory = try Harness.scratch("check")
         let good = "\(directory)/good.yaml"
         try write("detector:\n  threshold: 14\nclients:\n  max_clients: 8\n", to: good)
-        let result = try Command.run("shaked", ["--check-config", good, "--sensitivity", "hard"])
+        let result = try await Command.run("shaked", ["--check-config", good, "--sensitivity", "hard"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("\(good): valid"))
         // The command line's preset, with the file's parameter over it.
         #expect(result.stdout.contains("detector: sensitivity hard, threshold 14\n"), "\(result.stdout)")
         #expect(result.stdout.contains("clients:  max_clients 8, "))
-        let shipped = try Command.run(
+        let shipped = try await Command.run(
             "shaked", ["--check-config", Fixtures.repository.appendingPathComponent("config/shaked.yaml").path])
         #expect(shipped.status == 0, "\(shipped.stderr)")
     }
@@ -47,22 +47,22 @@ struct ServiceTests {
         ("detektor:\n  threshold: 12\n", "detektor: unknown section"),
         ("sensor:\n  always_on: 2\n", "sensor.always_on: expected true or false"),
     ])
-    func aBadFileIsRefusedNamingTheKey(text: String, message: String) throws {
+    func aBadFileIsRefusedNamingTheKey(text: String, message: String) async throws {
         let directory = try Harness.scratch("bad")
         let file = "\(directory)/bad.yaml"
         try write(text, to: file)
-        let checked = try Command.run("shaked", ["--check-config", file])
+        let checked = try await Command.run("shaked", ["--check-config", file])
         #expect(checked.status == 64)
         #expect(checked.stderr.contains("\(file):") && checked.stderr.contains(message), "\(checked.stderr)")
         // At start: refuses to start, saying the same.
-        let started = try Command.run(
+        let started = try await Command.run(
             "/usr/bin/timeout",
             ["10", Harness.product("shaked"), "--config", file, "--source", "replay:\(trace)", "--no-socket"])
         #expect(started.status == 64)
         #expect(started.stderr.contains("refusing to start") && started.stderr.contains(message), "\(started.stderr)")
     }
 
-    @Test func theFileSetsWhatTheCommandLineDoesNotAndLosesToIt() throws {
+    @Test func theFileSetsWhatTheCommandLineDoesNotAndLosesToIt() async throws {
         let directory = try Harness.scratch("override")
         let file = "\(directory)/shaked.yaml"
         let socket = "\(directory)/from-file.sock"
@@ -71,19 +71,19 @@ struct ServiceTests {
             to: file)
         let daemon = try start(["--config", file, "--loop", "--log-level", "info"], directory: directory)
         defer { _ = daemon.stop() }
-        let listening = daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
+        let listening = await daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(listening, "\(daemon.stderr)")
         var info = stat()
         #expect(stat(socket, &info) == 0 && info.st_mode & 0o777 == 0o600)
         // --log-level info beats the file's debug: no debug lines.
-        Thread.sleep(forTimeInterval: 0.5)
+        try? await Task.sleep(for: .seconds(0.5))
         #expect(daemon.stderr.contains("replaying"))
         #expect(!daemon.stderr.contains("debug"), "\(daemon.stderr)")
     }
 
     // MARK: - Reload
 
-    @Test func sighupAppliesANewFileAndRejectsABadOneKeepingSubscribersAndSettings() throws {
+    @Test func sighupAppliesANewFileAndRejectsABadOneKeepingSubscribersAndSettings() async throws {
         let directory = try Harness.scratch("reload")
         let file = "\(directory)/shaked.yaml"
         let socket = "\(directory)/shaked.sock"
@@ -92,45 +92,45 @@ struct ServiceTests {
             ["--config", file, "--source", "replay:\(trace)", "--loop", "--speed", "3", "--socket", socket],
             directory: directory)
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) })
+        #expect(await daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) })
         let listener = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--phases", "ended"],
             pidFile: "\(directory)/none")
         defer { _ = listener.stop() }
         func ended() -> Int { listener.stdout.components(separatedBy: #""phase":"ended""#).count - 1 }
-        #expect(listener.wait(timeout: 10) { _ in ended() >= 1 }, "\(daemon.stderr)")
+        #expect(await listener.wait(timeout: 10) { _ in ended() >= 1 }, "\(daemon.stderr)")
 
         // A threshold no hand reaches: after the reload, shakes stop ending.
         try write("detector:\n  sensitivity: medium\n  threshold: 200\n", to: file)
         kill(daemon.daemonPID ?? 0, SIGHUP)
-        #expect(daemon.wait(timeout: 5) { $0.stderr.contains("configuration reloaded") }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 5) { $0.stderr.contains("configuration reloaded") }, "\(daemon.stderr)")
         #expect(daemon.stderr.contains("changed=detector") || daemon.stderr.contains("changed: detector"))
-        Thread.sleep(forTimeInterval: 1.5)  // A shake in progress at the reload may still end.
+        try? await Task.sleep(for: .seconds(1.5))  // A shake in progress at the reload may still end.
         let before = ended()
-        Thread.sleep(forTimeInterval: 3)  // More than two passes of the trace.
+        try? await Task.sleep(for: .seconds(3))  // More than two passes of the trace.
         #expect(ended() == before, "events after raising the threshold: \(listener.stdout)")
 
         // A file that does not validate changes nothing, and says so.
         try write("detector:\n  threshold: banana\n", to: file)
         kill(daemon.daemonPID ?? 0, SIGHUP)
-        #expect(daemon.wait(timeout: 5) { $0.stderr.contains("configuration rejected") }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 5) { $0.stderr.contains("configuration rejected") }, "\(daemon.stderr)")
         #expect(daemon.stderr.contains("detector.threshold: expected a number"))
-        Thread.sleep(forTimeInterval: 3)
+        try? await Task.sleep(for: .seconds(3))
         #expect(ended() == before, "the rejected file must not have changed the settings")
-        let status = try Harness.shakectl(["status", "--socket", socket, "--json"])
+        let status = try await Harness.shakectl(["status", "--socket", socket, "--json"])
         #expect(
             status.contains(#""config_reloads":1"#) && status.contains(#""config_reloads_rejected":1"#), "\(status)")
 
         // Back to the defaults: the same subscriber, never disconnected, sees shakes end again.
         try write("", to: file)
         kill(daemon.daemonPID ?? 0, SIGHUP)
-        #expect(listener.wait(timeout: 10) { _ in ended() > before }, "\(daemon.stderr)")
+        #expect(await listener.wait(timeout: 10) { _ in ended() > before }, "\(daemon.stderr)")
         #expect(listener.stderr.components(separatedBy: "connected").count - 1 == 1, "\(listener.stderr)")
     }
 
     // MARK: - systemd's notify protocol
 
-    @Test func notifyReadyWatchdogReloadingAndStopping() throws {
+    @Test func notifyReadyWatchdogReloadingAndStopping() async throws {
         let directory = try Harness.scratch("notify")
         let manager = try DatagramSocket(path: "\(directory)/notify.sock")
         let daemon = try start(
@@ -154,14 +154,14 @@ struct ServiceTests {
         #expect(sequence.count >= 3)
         #expect(sequence.suffix(2).first?.hasPrefix("RELOADING=1\nMONOTONIC_USEC=") == true, "\(sequence)")
 
-        #expect(daemon.stop(signal: SIGTERM) == 0)
+        #expect(await daemon.stop(signal: SIGTERM) == 0)
         _ = manager.collect(timeout: 2, into: &messages) { count("STOPPING=1", $0) >= 1 }
         #expect(count("STOPPING=1", messages) >= 1, "\(texts(messages))")
     }
 
     /// Shutdown, by a signal or by the end of a replay, tells systemd STOPPING once, and the daemon exits 0.
     @Test(arguments: [true, false])
-    func stoppingIsSentOnce(bySignal: Bool) throws {
+    func stoppingIsSentOnce(bySignal: Bool) async throws {
         let directory = try Harness.scratch("stopping")
         let manager = try DatagramSocket(path: "\(directory)/notify.sock")
         let daemon = try start(
@@ -175,11 +175,11 @@ struct ServiceTests {
         #expect(
             manager.collect(timeout: 10, into: &messages) { count("READY=1", in: $0) == 1 }, "\(daemon.stderr)")
         if bySignal {
-            #expect(daemon.stop(signal: SIGTERM) == 0, "\(daemon.stderr)")
+            #expect(await daemon.stop(signal: SIGTERM) == 0, "\(daemon.stderr)")
         } else {
             // The trace plays once at its own pace, then the daemon stops by itself.
-            #expect(daemon.wait(timeout: 60) { $0.stderr.contains("stopped") }, "\(daemon.stderr)")
-            #expect(daemon.stop() == 0, "\(daemon.stderr)")
+            #expect(await daemon.wait(timeout: 60) { $0.stderr.contains("stopped") }, "\(daemon.stderr)")
+            #expect(await daemon.stop() == 0, "\(daemon.stderr)")
         }
         // Everything the daemon sent has arrived once it exited; nothing more comes.
         _ = manager.collect(timeout: 1, into: &messages) { _ in false }
@@ -194,7 +194,7 @@ struct ServiceTests {
     }
 
     @Test(.enabled(if: canFakeTheJournal))
-    func underSystemdEventsAndRefusalsGoToTheJournalWithFields() throws {
+    func underSystemdEventsAndRefusalsGoToTheJournalWithFields() async throws {
         let directory = try Harness.scratch("journal")
         try FileManager.default.createDirectory(atPath: "/run/systemd/journal", withIntermediateDirectories: true)
         let journal = try DatagramSocket(path: "/run/systemd/journal/socket")
@@ -211,7 +211,7 @@ struct ServiceTests {
                 "echo $$ > '\(pidFile)'; export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/$$/fd/2); exec \(command)",
             ], pidFile: pidFile)
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) })
+        #expect(await daemon.wait(timeout: 10) { _ in UnixSocket.isListening(socket) })
         let listener = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket, "--json"], pidFile: "\(directory)/none")
         defer { _ = listener.stop() }
@@ -247,7 +247,7 @@ struct ServiceTests {
                 s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f=s.makefile('rw'); f.readline()
                 f.write('{"request":"samples"}\\n'); f.flush(); f.readline()
                 """
-            let refused = try Command.run(
+            let refused = try await Command.run(
                 "/usr/bin/setpriv",
                 ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket])
             #expect(refused.status == 0, "\(refused.stderr)")
@@ -267,7 +267,7 @@ struct ServiceTests {
 /// Bad samples and reloads while a shake is under way, end to end.
 @Suite(.serialized)
 struct InProgressShakeTests {
-    @Test func nanSamplesAreDroppedCountedAndTheShakeStillEnds() throws {
+    @Test func nanSamplesAreDroppedCountedAndTheShakeStillEnds() async throws {
         let directory = try Harness.scratch("nan")
         let socket = "\(directory)/shaked.sock"
         let daemon = try DaemonProcess(
@@ -276,18 +276,18 @@ struct InProgressShakeTests {
                 "--speed", "2", "--socket", socket, "--print-events",
             ], pidFile: "\(directory)/daemon.pid")
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 15) { $0.outline.prefix(2) == ["began", "ended"] }, "\(daemon.stderr)")
-        let status = try Harness.shakectl(["status", "--socket", socket, "--json"])
+        #expect(await daemon.wait(timeout: 15) { $0.outline.prefix(2) == ["began", "ended"] }, "\(daemon.stderr)")
+        let status = try await Harness.shakectl(["status", "--socket", socket, "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
         let counters = object?["counters"] as? [String: Int] ?? [:]
         #expect((counters["invalid_samples"] ?? 0) > 0, "\(status)")
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
     }
 
-    @Test func aReloadDuringAShakeKeepsItsOutcome() throws {
+    @Test func aReloadDuringAShakeKeepsItsOutcome() async throws {
         let directory = try Harness.scratch("reload-mid-shake")
         let trace = "\(directory)/long.csv"
-        try Harness.shakectl([
+        try await Harness.shakectl([
             "synth", "--before", "1", "--duration", "3", "--after", "1", "--out", trace, "--seed", "5",
         ])
         let file = "\(directory)/shaked.yaml"
@@ -298,14 +298,14 @@ struct InProgressShakeTests {
                 "--print-events",
             ], pidFile: "\(directory)/daemon.pid")
         defer { _ = daemon.stop() }
-        #expect(daemon.wait(timeout: 10) { $0.outline == ["began"] }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 10) { $0.outline == ["began"] }, "\(daemon.stderr)")
         // Mid-shake: a new file with different timing and limits, none of which this shake is near.
         try "detector:\n  sensitivity: medium\n  refractory: 2\n  too_long: 8\n".write(
             toFile: file, atomically: true, encoding: .utf8)
         kill(daemon.daemonPID ?? 0, SIGHUP)
-        #expect(daemon.wait(timeout: 5) { $0.stderr.contains("configuration reloaded") })
+        #expect(await daemon.wait(timeout: 5) { $0.stderr.contains("configuration reloaded") })
         #expect(daemon.outline == ["began"], "the reload must not cut the shake short: \(daemon.outline)")
-        #expect(daemon.wait(timeout: 10) { $0.outline.count >= 2 })
+        #expect(await daemon.wait(timeout: 10) { $0.outline.count >= 2 })
         #expect(daemon.outline == ["began", "ended"], "\(daemon.stderr)")
         let began = daemon.events.first?["time"] as? Double ?? 0
         #expect((daemon.events.last?["began"] as? Double).map { abs($0 - began) < 0.001 } == true)
@@ -322,8 +322,8 @@ struct SocketOptionTests {
             "--socket: 108 bytes long; a Unix socket's path has at most 107 bytes"
         ),
     ])
-    func aSocketPathThatCannotBeOneIsRefused(path: String, message: String) throws {
-        let result = try Command.run(
+    func aSocketPathThatCannotBeOneIsRefused(path: String, message: String) async throws {
+        let result = try await Command.run(
             "shaked", ["--source", "replay:\(Fixtures.path("walking.csv"))", "--socket", path])
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
@@ -332,13 +332,13 @@ struct SocketOptionTests {
 
 /// `--check-config` with drop-ins: every file it read, the settings, where each came from, or every problem.
 struct CheckConfigTests {
-    @Test func showsEveryFileAndWhereEachValueCameFrom() throws {
+    @Test func showsEveryFileAndWhereEachValueCameFrom() async throws {
         let directory = try Harness.scratch("check-layers")
         let main = "\(directory)/shaked.yaml"
         try "detector:\n  sensitivity: hard\n".write(toFile: main, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: "\(main).d", withIntermediateDirectories: true)
         try "sensor:\n  rate: 200\n".write(toFile: "\(main).d/10-rate.yaml", atomically: true, encoding: .utf8)
-        let result = try Command.run("shaked", ["--check-config", main, "--log-level", "debug"])
+        let result = try await Command.run("shaked", ["--check-config", main, "--log-level", "debug"])
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout
         #expect(out.contains("\(main): valid\n\(main).d/10-rate.yaml: valid\n"), "\(out)")
@@ -353,12 +353,12 @@ struct CheckConfigTests {
 
     /// The settings are the schema's rows: every key with a value of its own is on its section's line as a file
     /// writes it, so a new key shows by its row alone.
-    @Test func showsEveryKeyOfTheSchema() throws {
+    @Test func showsEveryKeyOfTheSchema() async throws {
         let directory = try Harness.scratch("check-schema")
         let main = "\(directory)/shaked.yaml"
         try "sensor:\n  relay: off\n  range: 8\ndbus:\n  mode: off\n".write(
             toFile: main, atomically: true, encoding: .utf8)
-        let result = try Command.run("shaked", ["--check-config", main])
+        let result = try await Command.run("shaked", ["--check-config", main])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         var configuration = ShakedConfiguration()
@@ -377,13 +377,13 @@ struct CheckConfigTests {
         #expect(shown >= 25)
     }
 
-    @Test func reportsEveryProblemNotOnlyTheFirst() throws {
+    @Test func reportsEveryProblemNotOnlyTheFirst() async throws {
         let directory = try Harness.scratch("check-problems")
         let main = "\(directory)/shaked.yaml"
         try "sensor:\n  rate: fast\n".write(toFile: main, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: "\(main).d", withIntermediateDirectories: true)
         try "clients:\n  max_clients: 0\n".write(toFile: "\(main).d/10-c.yaml", atomically: true, encoding: .utf8)
-        let result = try Command.run("shaked", ["--check-config", main])
+        let result = try await Command.run("shaked", ["--check-config", main])
         #expect(result.status == 64)
         #expect(
             result.stderr
@@ -392,8 +392,8 @@ struct CheckConfigTests {
     }
 
     @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/etc/shaked/shaked.yaml")))
-    func withoutAFileItStillShowsTheSettings() throws {
-        let result = try Command.run("shaked", ["--check-config"])
+    func withoutAFileItStillShowsTheSettings() async throws {
+        let result = try await Command.run("shaked", ["--check-config"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("the built-in defaults apply"))
         #expect(result.stdout.contains("detector: sensitivity medium\n"))

@@ -7,10 +7,10 @@ import Testing
 /// The daemon's socket end to end: the real `shaked` and the real `shakectl` client commands.
 @Suite(.serialized)
 struct SocketTests {
-    func startDaemon(_ name: String, trace: String, arguments: [String] = []) throws -> (
+    func startDaemon(_ name: String, trace: String, arguments: [String] = []) async throws -> (
         DaemonProcess, socket: String, directory: String
     ) {
-        try Harness.startReplayDaemon(name, trace: trace, arguments: arguments)
+        try await Harness.startReplayDaemon(name, trace: trace, arguments: arguments)
     }
 
     func lines(_ text: String) -> [[String: Any]] {
@@ -19,26 +19,28 @@ struct SocketTests {
         }
     }
 
-    @Test func listenStatusSimulateExecAndRecord() throws {
-        let (daemon, socket, directory) = try startDaemon(
+    @Test func listenStatusSimulateExecAndRecord() async throws {
+        let (daemon, socket, directory) = try await startDaemon(
             "client", trace: Fixtures.path("shake-horizontal-100hz.csv"), arguments: ["--loop", "--speed", "2"])
         defer { _ = daemon.stop(signal: SIGTERM) }
 
-        let listened = try Command.run(
-            "shakectl", ["listen", "--socket", socket, "--json", "--count", "2", "--phases", "began,ended"])
+        // Three, so that a listener that subscribes in the middle of a shake (its `ended` first) still has a
+        // whole one.
+        let listened = try await Command.run(
+            "shakectl", ["listen", "--socket", socket, "--json", "--count", "3", "--phases", "began,ended"])
         #expect(listened.status == 0, "\(listened.stderr)")
-        let events = lines(listened.stdout)
+        let events = Array(lines(listened.stdout).drop { $0["phase"] as? String != "began" }.prefix(2))
         #expect(events.map { $0["phase"] as? String } == ["began", "ended"])
         let seqs = events.compactMap { $0["seq"] as? Int }
         #expect(seqs.count == 2 && seqs[1] == seqs[0] + 1)
         #expect(events.allSatisfy { ($0["timestamp"] as? String)?.hasSuffix("Z") == true })
 
-        let status = try Command.run("shakectl", ["status", "--socket", socket, "--json"])
+        let status = try await Command.run("shakectl", ["status", "--socket", socket, "--json"])
         let object = lines(status.stdout).first ?? [:]
         #expect(object["event"] as? String == "status")
         #expect((object["sensor"] as? [String: Any])?["source"] as? String == "replay")
         #expect(((object["counters"] as? [String: Any])?["samples"] as? Int ?? 0) > 0)
-        let readable = try Command.run("shakectl", ["status", "--socket", socket])
+        let readable = try await Command.run("shakectl", ["status", "--socket", socket])
         #expect(readable.stdout.contains("sensor:       replay"))
 
         // A simulated shake reaches a listener marked as such.
@@ -46,15 +48,15 @@ struct SocketTests {
             [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--phases", "ended"],
             pidFile: "\(directory)/none")
         defer { _ = listener.stop(signal: SIGTERM) }
-        _ = listener.wait(timeout: 5) { $0.stderr.contains("connected") }
-        let simulated = try Command.run("shakectl", ["simulate", "--socket", socket])
+        _ = await listener.wait(timeout: 5) { $0.stderr.contains("connected") }
+        let simulated = try await Command.run("shakectl", ["simulate", "--socket", socket])
         #expect(simulated.status == 0, "\(simulated.stderr)")
-        let sawSimulated = listener.wait(timeout: 10) { $0.stdout.contains(#""simulated":true"#) }
+        let sawSimulated = await listener.wait(timeout: 10) { $0.stdout.contains(#""simulated":true"#) }
         #expect(sawSimulated)
 
         // exec: the undo handler, with the event in its environment.
         let marker = "\(directory)/undo.txt"
-        let exec = try Command.run(
+        let exec = try await Command.run(
             "shakectl",
             [
                 "exec", "--socket", socket, "--count", "1", "--", "sh", "-c",
@@ -69,7 +71,7 @@ struct SocketTests {
         // Every variable exec sets is documented: in its --help, the README and shakectl(1).
         let variables = try String(contentsOfFile: "\(marker).env", encoding: .utf8).split(separator: "\n")
         #expect(variables.count >= 8)
-        let help = try Command.run("shakectl", ["exec", "--help"]).stdout
+        let help = try await Command.run("shakectl", ["exec", "--help"]).stdout
         let readme = try String(contentsOf: Fixtures.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let manual = try String(
             contentsOf: Fixtures.repository.appendingPathComponent("man/shakectl.1"), encoding: .utf8)
@@ -81,32 +83,35 @@ struct SocketTests {
 
         // record: a trace that the detector reads back.
         let recorded = "\(directory)/recorded.csv"
-        let record = try Command.run("shakectl", ["record", "--socket", socket, "--seconds", "1.5", "--out", recorded])
+        let record = try await Command.run(
+            "shakectl", ["record", "--socket", socket, "--seconds", "1.5", "--out", recorded])
         #expect(record.status == 0, "\(record.stderr)")
         let samples = try TraceFile.read(path: recorded)
         #expect(samples.count > 50)
         #expect(zip(samples.dropFirst(), samples).allSatisfy { $0.time > $1.time })
     }
 
-    @Test func sigtermDuringAShakeReachesSubscribersBeforeTheSocketCloses() throws {
+    @Test func sigtermDuringAShakeReachesSubscribersBeforeTheSocketCloses() async throws {
         let directory = try Harness.scratch("sigterm")
         let trace = "\(directory)/long.csv"
-        try Harness.shakectl(["synth", "--before", "1", "--duration", "5", "--after", "0", "--out", trace])
-        let (daemon, socket, _) = try startDaemon("sigterm-daemon", trace: trace)
+        try await Harness.shakectl(["synth", "--before", "1", "--duration", "5", "--after", "0", "--out", trace])
+        let (daemon, socket, _) = try await startDaemon("sigterm-daemon", trace: trace)
+        // From the start of the run (`--since 0`): a listener that subscribes after the shake began, on a loaded
+        // machine, still hears it.
         let listener = try DaemonProcess(
-            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--no-reconnect"],
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--no-reconnect", "--since", "0"],
             pidFile: "\(directory)/none")
         defer { _ = listener.stop(signal: SIGTERM) }
-        let began = listener.wait(timeout: 10) { $0.stdout.contains(#""phase":"began""#) }
+        let began = await listener.wait(timeout: 10) { $0.stdout.contains(#""phase":"began""#) }
         #expect(began)
-        #expect(daemon.stop(signal: SIGTERM) == 0)
-        let cancelled = listener.wait(timeout: 5) { $0.stdout.contains(#""reason":"interrupted""#) }
+        #expect(await daemon.stop(signal: SIGTERM) == 0)
+        let cancelled = await listener.wait(timeout: 5) { $0.stdout.contains(#""reason":"interrupted""#) }
         #expect(cancelled, "listener saw: \(listener.stdout)")
         #expect(!FileManager.default.fileExists(atPath: socket))
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate")))
-    func socketActivation() throws {
+    func socketActivation() async throws {
         let directory = try Harness.scratch("activation")
         let socket = "\(directory)/activated.sock"
         let pidFile = "\(directory)/pid"
@@ -120,15 +125,15 @@ struct SocketTests {
             if let pid = activator.daemonPID {
                 kill(pid, SIGTERM)
                 let deadline = Date().addingTimeInterval(5)
-                while kill(pid, 0) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+                while kill(pid, 0) == 0, Date() < deadline { usleep(50_000) }
                 if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
             }
             _ = activator.stop(signal: SIGTERM)
         }
-        let ready = activator.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
+        let ready = await activator.wait(timeout: 10) { _ in UnixSocket.isListening(socket) }
         #expect(ready)
         // The first connection starts the daemon, which takes over the passed socket.
-        let listened = try Command.run(
+        let listened = try await Command.run(
             "/usr/bin/timeout",
             [
                 "20", Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--count", "1", "--phases",
@@ -136,7 +141,9 @@ struct SocketTests {
             ])
         #expect(listened.status == 0, "listener: \(listened.stderr) activator: \(activator.stderr)")
         #expect(listened.stdout.contains(#""phase":"ended""#))
-        let activated = activator.wait(timeout: 5) { $0.stderr.contains("listening on the socket passed by systemd") }
+        let activated = await activator.wait(timeout: 5) {
+            $0.stderr.contains("listening on the socket passed by systemd")
+        }
         #expect(activated, "\(activator.stderr)")
     }
 }
@@ -144,14 +151,14 @@ struct SocketTests {
 /// `shakectl status` as a person reads it: values in one column (the counters in one of their own), and nothing from the daemon (here a
 /// sensor named after a file with an escape sequence in its name) that can drive the terminal.
 struct ReadableStatusTests {
-    @Test func valuesLineUpAndControlCharactersAreEscaped() throws {
+    @Test func valuesLineUpAndControlCharactersAreEscaped() async throws {
         let directory = try Harness.scratch("status-readable")
         let trace = "\(directory)/\u{1B}[31mred.csv"
         try FileManager.default.copyItem(atPath: Fixtures.path("walking.csv"), toPath: trace)
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "status-readable-daemon", trace: trace, arguments: ["--loop"])
         defer { _ = daemon.stop(signal: SIGTERM) }
-        let status = try Harness.shakectl(["status", "--socket", socket])
+        let status = try await Harness.shakectl(["status", "--socket", socket])
         #expect(!status.contains("\u{1B}"))
         #expect(status.contains(#"\u{1B}[31mred.csv"#), "\(status)")
         let lines = status.split(separator: "\n")
@@ -172,23 +179,23 @@ struct ReadableStatusTests {
 
 /// `status` counts the others: the connection asking is not among the subscribers it reports; a replay says so.
 struct StatusCountsOthersTests {
-    @Test func theAskingConnectionIsNotASubscriber() throws {
-        let (daemon, socket, directory) = try Harness.startReplayDaemon(
+    @Test func theAskingConnectionIsNotASubscriber() async throws {
+        let (daemon, socket, directory) = try await Harness.startReplayDaemon(
             "status-others", trace: Fixtures.path("walking.csv"), arguments: ["--loop"])
         defer { _ = daemon.stop() }
-        func status() throws -> [String: Any] {
-            let text = try Harness.shakectl(["status", "--socket", socket, "--json"])
+        func status() async throws -> [String: Any] {
+            let text = try await Harness.shakectl(["status", "--socket", socket, "--json"])
             return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         }
-        #expect(try status()["subscribers"] as? Int == 0)
-        #expect((try status()["sensor"] as? [String: Any])?["state"] as? String == "replaying")
+        #expect(try await status()["subscribers"] as? Int == 0)
+        #expect((try await status()["sensor"] as? [String: Any])?["state"] as? String == "replaying")
         let listener = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket], pidFile: "\(directory)/none")
         defer { _ = listener.stop() }
-        #expect(listener.wait(timeout: 10) { $0.stderr.contains("connected") })
-        #expect(try status()["subscribers"] as? Int == 1)
+        #expect(await listener.wait(timeout: 10) { $0.stderr.contains("connected") })
+        #expect(try await status()["subscribers"] as? Int == 1)
         #expect(
-            try Harness.shakectl(["status", "--socket", socket]).contains(
+            try await Harness.shakectl(["status", "--socket", socket]).contains(
                 "subscribers:  1 (besides this status request)"))
     }
 }
@@ -196,21 +203,21 @@ struct StatusCountsOthersTests {
 /// Subscribers that start before the daemon, or find it full, say so and keep trying.
 @Suite(.serialized)
 struct WaitingSubscriberTests {
-    @Test func listenSaysItIsWaitingThenConnects() throws {
+    @Test func listenSaysItIsWaitingThenConnects() async throws {
         let directory = try Harness.scratch("waiting")
         let socket = "\(directory)/later.sock"
         let listener = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket, "--phases", "ended", "--count", "1"],
             pidFile: "\(directory)/none")
         defer { _ = listener.stop() }
-        let waited = listener.wait(timeout: 10) {
+        let waited = await listener.wait(timeout: 10) {
             $0.stderr.contains("waiting for the daemon: cannot connect to \(socket)")
         }
         #expect(waited, "\(listener.stderr)")
-        let (daemon, _, _) = try Harness.startReplayDaemon(
+        let (daemon, _, _) = try await Harness.startReplayDaemon(
             "waiting-daemon", trace: Fixtures.path("shake-horizontal-100hz.csv"), socket: socket, arguments: ["--loop"])
         defer { _ = daemon.stop() }
-        let got = listener.wait(timeout: 20) { $0.stdout.contains("ended") }
+        let got = await listener.wait(timeout: 20) { $0.stdout.contains("ended") }
         #expect(got, "\(listener.stderr)")
         // Said once for the outage, not once per try.
         #expect(listener.stderr.components(separatedBy: "waiting for the daemon").count == 2, "\(listener.stderr)")
@@ -218,27 +225,27 @@ struct WaitingSubscriberTests {
 
     /// `too_many_clients` is worth waiting out: exec (the shake-to-undo unit's command) keeps trying, and gets in
     /// once a slot frees.
-    @Test func aFullDaemonIsWaitedOut() throws {
+    @Test func aFullDaemonIsWaitedOut() async throws {
         let directory = try Harness.scratch("full")
         let config = "\(directory)/one-client.yaml"
         try "clients:\n  max_clients: 1\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let (daemon, socket, _) = try Harness.startReplayDaemon(
+        let (daemon, socket, _) = try await Harness.startReplayDaemon(
             "full-daemon", trace: Fixtures.path("shake-horizontal-100hz.csv"),
             arguments: ["--loop", "--config", config])
         defer { _ = daemon.stop() }
         let holder = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket], pidFile: "\(directory)/none")
-        #expect(holder.wait(timeout: 10) { $0.stderr.contains("connected") }, "\(holder.stderr)")
+        #expect(await holder.wait(timeout: 10) { $0.stderr.contains("connected") }, "\(holder.stderr)")
         let marker = "\(directory)/ran"
         let exec = try DaemonProcess(
             [Harness.product("shakectl"), "exec", "--socket", socket, "--count", "1", "--", "touch", marker],
             pidFile: "\(directory)/none")
         defer { _ = exec.stop() }
-        let waited = exec.wait(timeout: 10) { $0.stderr.contains("waiting for the daemon") }
+        let waited = await exec.wait(timeout: 10) { $0.stderr.contains("waiting for the daemon") }
         #expect(waited, "\(exec.stderr)")
         #expect(exec.stderr.contains("too_many_clients"), "\(exec.stderr)")
-        _ = holder.stop()
-        let ran = exec.wait(timeout: 30) { _ in FileManager.default.fileExists(atPath: marker) }
+        _ = await holder.stop()
+        let ran = await exec.wait(timeout: 30) { _ in FileManager.default.fileExists(atPath: marker) }
         #expect(ran, "\(exec.stderr)")
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// when made twice.
 @Suite(.enabled(if: SourceTarball.inCheckout, "not a git checkout"))
 struct SourceTarballTests {
-    @Test func theTarballHoldsTheCommitsFilesUnderTheVersionAndIsReproducible() throws {
+    @Test func theTarballHoldsTheCommitsFilesUnderTheVersionAndIsReproducible() async throws {
         let scratch = try Harness.scratch("dist")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let repository = Fixtures.repository.path
@@ -16,17 +16,17 @@ struct SourceTarballTests {
         let version = try #require(changelog.firstMatch(of: /^shaked \(([^)]+)\)/)?.1)
         let name = "shaked-\(version)"
 
-        let first = try Command.run("\(repository)/scripts/dist.sh", ["\(scratch)/a", "HEAD"])
+        let first = try await Command.run("\(repository)/scripts/dist.sh", ["\(scratch)/a", "HEAD"])
         #expect(first.status == 0, "\(first.stderr)")
-        let second = try Command.run("\(repository)/scripts/dist.sh", ["\(scratch)/b", "HEAD"])
+        let second = try await Command.run("\(repository)/scripts/dist.sh", ["\(scratch)/b", "HEAD"])
         #expect(second.status == 0, "\(second.stderr)")
         let tarball = "\(scratch)/a/\(name).tar.gz"
         let bytes = try #require(FileManager.default.contents(atPath: tarball))
         #expect(bytes == FileManager.default.contents(atPath: "\(scratch)/b/\(name).tar.gz"), "not reproducible")
 
-        let listed = try Command.run("/usr/bin/tar", ["-tzf", tarball]).stdout.split(separator: "\n")
+        let listed = try await Command.run("/usr/bin/tar", ["-tzf", tarball]).stdout.split(separator: "\n")
             .map(String.init).filter { !$0.hasSuffix("/") }
-        let tracked = try Command.run("/usr/bin/git", ["-C", repository, "ls-tree", "-r", "--name-only", "HEAD"])
+        let tracked = try await Command.run("/usr/bin/git", ["-C", repository, "ls-tree", "-r", "--name-only", "HEAD"])
             .stdout.split(separator: "\n").map { "\(name)/\($0)" }
         #expect(Set(listed) == Set(tracked))
         for required in ["LICENSE", "NEWS.md", "RELEASING.md", "README.md", "debian/copyright"] {
@@ -34,15 +34,15 @@ struct SourceTarballTests {
         }
         #expect(!listed.contains { $0.contains("/.build") }, "built files in the tarball")
 
-        let check = try Command.run(
+        let check = try await Command.run(
             "/bin/sh", ["-c", "cd \"$1\" && sha256sum -c \"$2\"", "sh", "\(scratch)/a", "\(name).tar.gz.sha256"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }
 
-    @Test func aCommitThatDoesNotExistIsRefused() throws {
+    @Test func aCommitThatDoesNotExistIsRefused() async throws {
         let scratch = try Harness.scratch("dist-bad")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let result = try Command.run("\(Fixtures.repository.path)/scripts/dist.sh", [scratch, "no-such-commit"])
+        let result = try await Command.run("\(Fixtures.repository.path)/scripts/dist.sh", [scratch, "no-such-commit"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("no-such-commit is not a commit"))
     }

@@ -37,16 +37,16 @@ struct SystemdUnitTests {
         "usr/local/share/zsh/site-functions/_shakectl",
     ]
 
-    @Test func installPutsEveryFileInPlaceWithThePathsFilledIn() throws {
-        let destination = try InstallHarness.install(name: "layout")
+    @Test func installPutsEveryFileInPlaceWithThePathsFilledIn() async throws {
+        let destination = try await InstallHarness.install(name: "layout")
         defer { InstallHarness.remove(destination) }
         #expect(try InstallHarness.files(under: destination) == Self.installedFiles)
 
         for binary in ["usr/local/bin/shakectl", "usr/local/sbin/shaked"] {
             #expect(FileManager.default.isExecutableFile(atPath: "\(destination)/\(binary)"), "\(binary)")
-            let sections = try Command.run("/usr/bin/readelf", ["-S", "-W", "\(destination)/\(binary)"]).stdout
+            let sections = try await Command.run("/usr/bin/readelf", ["-S", "-W", "\(destination)/\(binary)"]).stdout
             #expect(!sections.contains(".symtab") && !sections.contains(".debug_info"), "\(binary) is not stripped")
-            let help = try Command.run("\(destination)/\(binary)", ["--help"])
+            let help = try await Command.run("\(destination)/\(binary)", ["--help"])
             #expect(help.status == 0, "\(binary) --help: \(help.stderr)")
         }
 
@@ -123,8 +123,8 @@ struct SystemdUnitTests {
     /// The installed units pass `systemd-analyze verify` as they are, with the installation's own paths: the
     /// staged /usr/local is mounted over the real one in a private mount namespace, so that the binary named by
     /// ExecStart= and the man pages named by Documentation= are where the units say.
-    @Test func theInstalledUnitsVerify() throws {
-        let destination = try InstallHarness.install(name: "verify")
+    @Test func theInstalledUnitsVerify() async throws {
+        let destination = try await InstallHarness.install(name: "verify")
         defer { InstallHarness.remove(destination) }
         let units = "/usr/local/lib/systemd/system"
         let manual = InstallHarness.hasMan ? "--man=yes" : "--man=no"
@@ -135,15 +135,15 @@ struct SystemdUnitTests {
             """
         var unshare = ["unshare", "--mount", "--propagation", "private"]
         if getuid() != 0 { unshare.append("--map-root-user") }
-        let result = try Command.run("/usr/bin/env", unshare + ["/bin/sh", "-c", script, "sh", destination])
+        let result = try await Command.run("/usr/bin/env", unshare + ["/bin/sh", "-c", script, "sh", destination])
         #expect(result.status == 0, "systemd-analyze verify: \(result.stdout)\(result.stderr)")
         #expect(result.stderr.isEmpty, "systemd-analyze verify complained: \(result.stderr)")
     }
 
-    @Test func theServiceSandboxIsRatedTwoOrLess() throws {
-        let destination = try InstallHarness.install(name: "security")
+    @Test func theServiceSandboxIsRatedTwoOrLess() async throws {
+        let destination = try await InstallHarness.install(name: "security")
         defer { InstallHarness.remove(destination) }
-        let result = try Command.run(
+        let result = try await Command.run(
             "/usr/bin/env",
             ["systemd-analyze", "security", "--offline=true", "--no-pager", "--root=\(destination)", "shaked.service"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -153,36 +153,36 @@ struct SystemdUnitTests {
         #expect(exposure <= 2.0, "the sandbox is rated \(exposure):\n\(output)")
     }
 
-    @Test func aChangedConfigurationSurvivesReinstallAndUninstall() throws {
-        let destination = try InstallHarness.install(name: "config")
+    @Test func aChangedConfigurationSurvivesReinstallAndUninstall() async throws {
+        let destination = try await InstallHarness.install(name: "config")
         defer { InstallHarness.remove(destination) }
         let config = "\(destination)/etc/shaked/shaked.yaml"
         let changed = try String(contentsOfFile: config, encoding: .utf8) + "logging:\n  level: debug\n"
         try changed.write(toFile: config, atomically: true, encoding: .utf8)
 
-        let again = try InstallHarness.make("install-files", destination: destination)
+        let again = try await InstallHarness.make("install-files", destination: destination)
         #expect(try String(contentsOfFile: config, encoding: .utf8) == changed)
         // The shipped file goes beside it, to compare with, and the output says so.
         let shipped = try InstallHarness.shippedConfiguration()
         #expect(try String(contentsOfFile: "\(config).default", encoding: .utf8) == shipped)
         #expect(again.contains("shaked.yaml.default"))
 
-        try InstallHarness.make("uninstall", destination: destination)
+        try await InstallHarness.make("uninstall", destination: destination)
         #expect(try InstallHarness.files(under: destination) == ["etc/shaked/shaked.yaml"])
         #expect(try String(contentsOfFile: config, encoding: .utf8) == changed)
     }
 
     /// On the live system (as root, no DESTDIR), uninstall takes /run/shaked away and makes nothing anew there.
     /// Run in a private mount namespace with its own /run, over an installation staged in a scratch folder.
-    @Test(.enabled(if: getuid() == 0)) func aLiveUninstallLeavesNoRuntimeFolder() throws {
-        let destination = try InstallHarness.install(name: "live-uninstall")
+    @Test(.enabled(if: getuid() == 0)) func aLiveUninstallLeavesNoRuntimeFolder() async throws {
+        let destination = try await InstallHarness.install(name: "live-uninstall")
         defer { InstallHarness.remove(destination) }
         let script = """
             mount -t tmpfs tmpfs /run && mkdir /run/shaked && : > /run/shaked/shaked.sock && \
             PREFIX="$1/usr/local" SYSCONFDIR="$1/etc" DESTDIR= BINDIR_BUILD=/nonexistent "$2" uninstall && \
             if [ -e /run/shaked ]; then echo "LEFT /run/shaked"; fi
             """
-        let result = try Command.run(
+        let result = try await Command.run(
             "/usr/bin/env",
             [
                 "unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", destination,
@@ -194,10 +194,10 @@ struct SystemdUnitTests {
         #expect(try InstallHarness.files(under: destination) == [])
     }
 
-    @Test func uninstallRemovesEverythingInstallPutThere() throws {
-        let destination = try InstallHarness.install(name: "uninstall")
+    @Test func uninstallRemovesEverythingInstallPutThere() async throws {
+        let destination = try await InstallHarness.install(name: "uninstall")
         defer { InstallHarness.remove(destination) }
-        let output = try InstallHarness.make("uninstall", destination: destination)
+        let output = try await InstallHarness.make("uninstall", destination: destination)
         #expect(try InstallHarness.files(under: destination) == [])
         #expect(!FileManager.default.fileExists(atPath: "\(destination)/etc/shaked"))
         for file in Self.installedFiles {
@@ -227,8 +227,8 @@ enum InstallHarness {
 
     /// Runs `make TARGET` on the test run's own binaries into `destination`. - Returns: what it printed.
     @discardableResult
-    static func make(_ target: String, destination: String) throws -> String {
-        let result = try Command.run(
+    static func make(_ target: String, destination: String) async throws -> String {
+        let result = try await Command.run(
             "/usr/bin/env",
             [
                 "make", "--no-print-directory", "-C", repository.path, target, "DESTDIR=\(destination)",
@@ -241,10 +241,10 @@ enum InstallHarness {
     }
 
     /// A new DESTDIR with a fresh installation in it.
-    static func install(name: String) throws -> String {
+    static func install(name: String) async throws -> String {
         let destination = try Harness.scratch("install-\(name)") + "/root"
         try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
-        try make("install-files", destination: destination)
+        try await make("install-files", destination: destination)
         return destination
     }
 

@@ -23,13 +23,13 @@ struct UdevRuleTests {
         return rules
     }
 
-    @Test func noRuleTagsAnyDeviceForTheSeatsUser() throws {
+    @Test func noRuleTagsAnyDeviceForTheSeatsUser() async throws {
         for (file, line) in try Self.rules() {
             #expect(!line.contains("uaccess"), "\(file): \(line)")
         }
     }
 
-    @Test func uinputIsForRootAndTheServicesGroupOnly() throws {
+    @Test func uinputIsForRootAndTheServicesGroupOnly() async throws {
         let uinput = try Self.rules().filter { $0.line.contains(#"KERNEL=="uinput""#) }
         #expect(uinput.map(\.file) == ["70-shaked-uinput.rules"], "\(uinput)")
         for (file, line) in uinput {

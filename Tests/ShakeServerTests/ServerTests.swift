@@ -265,7 +265,7 @@ struct ServerTests {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(
             separator: "\n")
         #expect(lines.count == 3)
@@ -364,7 +364,7 @@ struct ServerTests {
         var narrower = ServerConfiguration()
         narrower.access.key = .rootOnly
         await harness.server.update(narrower)
-        process.waitUntilExit()
+        await process.exited()
         let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(
             separator: "\n")
         #expect(lines.count == 4, "\(lines)")

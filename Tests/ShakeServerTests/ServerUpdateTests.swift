@@ -93,7 +93,7 @@ struct ServerUpdateTests {
         // Subscribing revoked for everyone but root: the peer is told and disconnected.
         configuration.access.subscribe = .rootOnly
         await harness.server.update(configuration)
-        process.waitUntilExit()
+        await process.exited()
         let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .split(separator: "\n").map(String.init)
         #expect(lines.first?.contains(#""request":"samples""#) == true)

@@ -102,6 +102,11 @@ public final class PrivateBus: Sendable {
         try Command.run("/usr/bin/busctl", ["--address=\(address)"] + arguments)
     }
 
+    /// Runs busctl on this bus without holding a thread of the pool while it runs.
+    public func busctl(_ arguments: [String]) async throws -> Command.Result {
+        try await Command.run("/usr/bin/busctl", ["--address=\(address)"] + arguments)
+    }
+
     deinit {
         // dbus-daemon leaves SIGTERM to its session manager: end it outright.
         kill(process.processIdentifier, SIGKILL)

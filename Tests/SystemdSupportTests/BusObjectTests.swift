@@ -57,11 +57,11 @@ struct BusObjectTests {
             logger: logger)
     }
 
-    @Test func introspectionShowsTheInterface() throws {
+    @Test func introspectionShowsTheInterface() async throws {
         let bus = try PrivateBus()
         let object = try Self.object(on: bus, log: Log())
         defer { object.close() }
-        let result = try bus.busctl(["introspect", Self.name, Self.path, Self.interface])
+        let result = try await bus.busctl(["introspect", Self.name, Self.path, Self.interface])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map {
             $0.split(separator: " ", omittingEmptySubsequences: true)
@@ -73,21 +73,21 @@ struct BusObjectTests {
         #expect(row("Shaking").map { Array($0.dropFirst()) } == ["property", "b", "false", "emits-change"])
         #expect(row("Sensitivity").map { Array($0.dropFirst()) } == ["property", "s", "\"medium\"", "emits-change"])
         #expect(row("Shake").map { Array($0.dropFirst(2)) } == ["stdddsuss", "-", "-"])
-        let xml = try bus.busctl(["--xml-interface", "introspect", Self.name, Self.path]).stdout
+        let xml = try await bus.busctl(["--xml-interface", "introspect", Self.name, Self.path]).stdout
         for argument in ["phase", "seq", "time", "duration", "peak", "axis", "reversals", "reason", "detail"] {
             #expect(xml.contains("<arg type=") && xml.contains("name=\"\(argument)\""), "no argument \(argument)")
         }
-        let sensor = try bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
+        let sensor = try await bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
         #expect(sensor.stdout == "s \"accel_3d (iio:device0)\"\n")
     }
 
     /// A method call carries the caller's credentials; when the caller leaves the bus, the object hears of it.
-    @Test func callsCarryTheCallerAndItsDepartureIsNoticed() throws {
+    @Test func callsCarryTheCallerAndItsDepartureIsNoticed() async throws {
         let bus = try PrivateBus()
         let log = Log()
         let object = try Self.object(on: bus, log: log)
         defer { object.close() }
-        let claim = try bus.busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
+        let claim = try await bus.busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
         #expect(claim.status == 0, "\(claim.stderr)")
         let calls = log.calls.withLock { $0 }
         #expect(calls.map(\.0) == ["Claim"])
@@ -97,21 +97,21 @@ struct BusObjectTests {
         // busctl has exited: its connection, and its unique name, are gone.
         let deadline = Date().addingTimeInterval(10)
         while !log.gone.withLock({ $0.contains(caller.name) }), Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
+            try await Task.sleep(for: .milliseconds(10))
         }
         #expect(log.gone.withLock { $0.contains(caller.name) })
     }
 
     /// A property read carries the reader as the bus recorded it; one the handler refuses is AccessDenied, for
     /// `Get` and `GetAll` alike.
-    @Test func aReadTheHandlerRefusesIsAccessDenied() throws {
+    @Test func aReadTheHandlerRefusesIsAccessDenied() async throws {
         let bus = try PrivateBus()
         let log = Log()
         let object = try Self.object(on: bus, log: log, readers: [getuid() + 1])
         defer { object.close() }
-        let get = try bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
+        let get = try await bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensor"])
         #expect(get.status != 0 && get.stderr.contains("Access denied"), "\(get.stdout)\(get.stderr)")
-        let all = try bus.busctl([
+        let all = try await bus.busctl([
             "call", Self.name, Self.path, "org.freedesktop.DBus.Properties", "GetAll", "s", Self.interface,
         ])
         #expect(all.status != 0 && all.stderr.contains("Access denied"), "\(all.stdout)\(all.stderr)")
@@ -119,17 +119,17 @@ struct BusObjectTests {
         #expect(!readers.isEmpty && readers.allSatisfy { $0.uid == getuid() && $0.groups.contains(getgid()) })
     }
 
-    @Test func aRefusedCallIsAccessDenied() throws {
+    @Test func aRefusedCallIsAccessDenied() async throws {
         let bus = try PrivateBus()
         let object = try Self.object(on: bus, log: Log(), allow: false)
         defer { object.close() }
-        let claim = try bus.busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
+        let claim = try await bus.busctl(["call", Self.name, Self.path, Self.interface, "Claim"])
         #expect(claim.status != 0)
         #expect(claim.stderr.contains("Access denied"), "\(claim.stderr)")
     }
 
     /// The Shake signal and PropertiesChanged, as a monitor on the bus sees them.
-    @Test func signalsReachTheBus() throws {
+    @Test func signalsReachTheBus() async throws {
         let bus = try PrivateBus()
         let object = try Self.object(on: bus, log: Log())
         defer { object.close() }
@@ -159,7 +159,7 @@ struct BusObjectTests {
                     phase: "ended", seq: 7, time: 3.62, duration: 1.49, peak: 28.02, axis: "x", reversals: 11),
                 to: .everyone)
             object.propertiesChanged(["Shaking"], to: .everyone)
-            Thread.sleep(forTimeInterval: 0.2)
+            try await Task.sleep(for: .milliseconds(200))
             let messages = collected.withLock { $0 }.split(separator: "\n").compactMap {
                 (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
             }
@@ -206,7 +206,7 @@ struct BusObjectTests {
         }
     }
 
-    @Test func aNameAlreadyTakenIsAClearErrorAtOnce() throws {
+    @Test func aNameAlreadyTakenIsAClearErrorAtOnce() async throws {
         let bus = try PrivateBus()
         let first = try Self.object(on: bus, log: Log())
         defer { first.close() }
@@ -217,21 +217,21 @@ struct BusObjectTests {
             "\(error)".hasPrefix("taking the name \(Self.name): ")
         }
         // The first object still answers.
-        let result = try bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensitivity"])
+        let result = try await bus.busctl(["get-property", Self.name, Self.path, Self.interface, "Sensitivity"])
         #expect(result.stdout == "s \"medium\"\n", "\(result.stderr)")
     }
 
     /// Waits up to `seconds` for `condition`.
-    static func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    static func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
             if Date() > deadline { return false }
-            usleep(10_000)
+            try? await Task.sleep(for: .milliseconds(10))
         }
         return true
     }
 
-    @Test func aBusThatGoesAwayIsReportedOnceAndTheObjectEnds() throws {
+    @Test func aBusThatGoesAwayIsReportedOnceAndTheObjectEnds() async throws {
         var bus: PrivateBus? = try PrivateBus()
         let lost = Mutex<[String]>([])
         var logger = Logger(label: "test")
@@ -243,16 +243,16 @@ struct BusObjectTests {
                 nameGone: { _ in }, lost: { error in lost.withLock { $0.append("\(error)") } }),
             logger: logger)
         bus = nil  // dbus-daemon is killed.
-        #expect(Self.eventually { !lost.withLock { $0 }.isEmpty })
-        usleep(100_000)
+        #expect(await Self.eventually { !lost.withLock { $0 }.isEmpty })
+        try await Task.sleep(for: .milliseconds(100))
         #expect(lost.withLock { $0.count } == 1, "\(lost.withLock { $0 })")
         // Its thread has ended, and closing the object afterwards is harmless.
-        #expect(Self.eventually { !Self.threadNames().contains("shaked-bus") })
+        #expect(await Self.eventually { !Self.threadNames().contains("shaked-bus") })
         object?.close()
         object = nil
     }
 
-    @Test func aSessionWatcherWhoseBusGoesAwaySaysSoAndEnds() throws {
+    @Test func aSessionWatcherWhoseBusGoesAwaySaysSoAndEnds() async throws {
         var bus: PrivateBus? = try PrivateBus()
         let reports = Mutex<[Set<UInt32>?]>([])
         let lost = Mutex(0)
@@ -262,11 +262,11 @@ struct BusObjectTests {
             address: bus!.address, logger: logger, report: { present in reports.withLock { $0.append(present) } },
             lost: { _ in lost.withLock { $0 += 1 } })
         // No logind on this bus: logind cannot say.
-        #expect(Self.eventually { reports.withLock { $0 } == [nil] })
+        #expect(await Self.eventually { reports.withLock { $0 } == [nil] })
         bus = nil
-        #expect(Self.eventually { lost.withLock { $0 } == 1 })
+        #expect(await Self.eventually { lost.withLock { $0 } == 1 })
         #expect(reports.withLock { $0 } == [nil, nil])
-        #expect(Self.eventually { !Self.threadNames().contains("shaked-sessions") })
+        #expect(await Self.eventually { !Self.threadNames().contains("shaked-sessions") })
         watcher?.close()
         watcher = nil
     }
