@@ -110,7 +110,8 @@ public struct ShakeDetector: Sendable {
     ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
     ///   without leaning first (`maxLean`, `maxLeanAmidMotion`), not amid hard motion (`maxBusySquared`) and not
     ///   soon after a motion that was not a shake (`retryTime`);
-    /// - or a counted reversal neither of whose strokes points up more steeply than that.
+    /// - or a counted reversal neither of whose strokes points up more steeply than that, in a motion that did not
+    ///   set off amid hard motion (`showsHand`).
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
     /// test if it ended now; if it is cancelled before, nothing at all is reported.
     static let nearlyLevel = 0.2
@@ -128,7 +129,7 @@ public struct ShakeDetector: Sendable {
     /// under 5 m/s² RMS in the second before, 8 for a phone already being shaken); lifting a weight or doing
     /// jumping jacks with the device in the hand or a pocket keeps it moving at 9 to 18 m/s² RMS between the
     /// strokes, and its next brisk stroke is one more of them. A stroke after such motion is followed silently, as
-    /// any other, and reported once a counted reversal shows a hand.
+    /// any other, and reported once it would pass (`showsHand`: nor does a level reversal show a hand then).
     static let maxBusySquared = 9.0 * 9.0
     static let busyTimeConstant = 1.0
     /// ...and, when the device was already moving (that mean square over this, m²/s⁴: 5 m/s² RMS, above every
@@ -609,7 +610,7 @@ public struct ShakeDetector: Sendable {
             else { return nil }
             startShake(at: time, acceleration: acceleration, linear: linear)
             guard
-                tally.levelReversals > 0
+                showsHand
                     || (tally.goodReversals == 0 && strokeAge(dt) <= max(derived.briskStroke, 3 * dt) && isNearlyLevel
                         && lean.beforeStroke <= Self.maxLean && activity.beforeStroke <= Self.maxBusySquared
                         && (activity.beforeStroke <= Self.movingSquared || lean.beforeStroke <= Self.maxLeanAmidMotion)
@@ -643,7 +644,7 @@ public struct ShakeDetector: Sendable {
                 if !shake.isReported { return report(at: time) }
             }
             if !shake.isReported,
-                tally.levelReversals > 0
+                showsHand
                     || (tally.goodReversals >= settings.reversals && rejection(at: time, ending: false) == nil)
             {
                 // A shake followed silently reports `began` once a hand shows, or once it would be a shake if it
@@ -812,6 +813,14 @@ public struct ShakeDetector: Sendable {
         shake.reportedBegan = time
         counters.began += 1
         return .began(time: time)
+    }
+
+    /// Whether a counted level reversal shows a hand (`began` at once): only if the chain did not set off amid hard
+    /// motion (`maxBusySquared`). Jumping jacks or lifting with the device in the hand swing it back and forth at
+    /// 9 m/s² RMS and more between their strokes, and one level reversal is one more of them; a shake from such
+    /// motion is reported once it would pass if it ended now.
+    private var showsHand: Bool {
+        tally.levelReversals > 0 && activity.beforeStroke <= Self.maxBusySquared
     }
 
     /// Whether the current stroke points up, as the body's jolts do, more steeply than `nearlyLevel`.

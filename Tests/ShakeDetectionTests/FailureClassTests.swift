@@ -279,6 +279,30 @@ struct FailureClassTests {
         #expect(outline(briskAmidMotion).first == "began", "\(outline(briskAmidMotion))")
     }
 
+    /// Jumping jacks with the device in the hand swing it back and forth at over 9 m/s² RMS; one level reversal
+    /// after that is one more of their strokes, not a hand. Two brisk level strokes after three seconds of such
+    /// motion report nothing (before: `began` at their reversal, then `cancelled`); the same two strokes from rest
+    /// still report `began`.
+    @Test func aLevelReversalAmidHardMotionReportsNothing() {
+        func trace(busy: Bool) -> [Sample] {
+            (0..<600).map { index in
+                let time = Double(index) / 100
+                // About 10 m/s² RMS, never past the threshold: a square-ish swing six times a second, growing
+                // over a second and a half (the gravity estimate stays level).
+                let swing = min(1, time / 1.5) * 10.5 * tanh(5 * sin(2 * .pi * 6 * time))
+                let y = busy && time < 3.4 ? swing : 0
+                var x = 0.0
+                if time >= 3.4 && time < 3.52 { x = 25 * sin(.pi * (time - 3.4) / 0.12) }
+                if time >= 3.52 && time < 3.64 { x = -25 * sin(.pi * (time - 3.52) / 0.12) }
+                return Sample(time: time, x: x, y: y, z: 9.81)
+            }
+        }
+        let fromRest = detect(trace(busy: false))
+        #expect(outline(fromRest).first == "began", "\(outline(fromRest))")
+        let amidMotion = detect(trace(busy: true))
+        #expect(amidMotion.isEmpty, "\(outline(amidMotion))")
+    }
+
     /// Rowing or lifting with the device in the hand repeats a one-way stroke every two seconds or so: a brisk pull
     /// and a soft stop, each decided `too_few_reversals`. Three of them report one `began` (and its `cancelled`):
     /// the first; before, each reported its own.
