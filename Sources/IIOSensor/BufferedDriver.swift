@@ -25,6 +25,16 @@ public final class BufferedDriver: SensorDriver {
     /// a scan.
     public static let leastBufferScans = 128
 
+    /// How many reads' worth of scans the kernel buffer holds: ``bufferReads``, or more to hold
+    /// ``leastBufferScans``. libiio 0.24 sets the buffer's length to a read's worth times this count as it starts
+    /// it (`iio_device_set_kernel_buffers_count`, 4 by default), over any length written before: left at 4, the
+    /// relay's reads of 4 scans had a buffer of 16, which the VM's 100 Hz filled within 0.16 s of a read, and each
+    /// read found what came just after the one before (a turn reached iio-sensor-proxy a poll late, measured).
+    public static func kernelBuffers(scansPerRead samples: Int) -> Int {
+        let samples = max(1, samples)
+        return max(bufferReads, (leastBufferScans + samples - 1) / samples)
+    }
+
     private let accelerometer: Accelerometer
     private let buffer: any IIOBufferHandle
     private var decoder: ScanDecoder
@@ -108,9 +118,11 @@ public final class BufferedDriver: SensorDriver {
         let samples = pacing.scansPerRead(rate: rate, relayOnly: relayOnly)
         timestampClock =
             withTimestamp ? Self.setTimestampClock(device: accelerometer.id, context: context, logger: logger) : nil
-        // The length first: the kernel refuses a watermark longer than the buffer.
+        // The length first: the kernel refuses a watermark longer than the buffer. libiio writes it again as it
+        // starts the buffer, a read's worth times its count of kernel buffers: that count is set to keep it.
+        let blocks = Self.kernelBuffers(scansPerRead: samples)
         let length = max(samples * Self.bufferReads, Self.leastBufferScans)
-        readsToEmpty = (length + samples - 1) / samples + 1
+        readsToEmpty = blocks + 1
         for (attribute, value) in [("length", length), ("watermark", samples)] {
             do {
                 try context.writeBuffer(device: accelerometer.id, attribute: attribute, value: String(value))
@@ -121,7 +133,8 @@ public final class BufferedDriver: SensorDriver {
             }
         }
         do {
-            buffer = try context.openBuffer(device: accelerometer.id, channels: channels, samples: samples)
+            buffer = try context.openBuffer(
+                device: accelerometer.id, channels: channels, samples: samples, blocks: blocks)
         } catch {
             throw .failed(error)
         }
