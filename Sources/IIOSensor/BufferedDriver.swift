@@ -25,12 +25,15 @@ public final class BufferedDriver: SensorDriver {
     /// a scan.
     public static let leastBufferScans = 128
 
-    /// How many reads' worth of scans the kernel buffer holds: ``bufferReads``, or more to hold
-    /// ``leastBufferScans``. libiio 0.24 sets the buffer's length to a read's worth times this count as it starts
-    /// it (`iio_device_set_kernel_buffers_count`, 4 by default), over any length written before: left at 4, the
-    /// relay's reads of 4 scans had a buffer of 16, which the VM's 100 Hz filled within 0.16 s of a read, and each
-    /// read found what came just after the one before (a turn reached iio-sensor-proxy a poll late, measured).
-    public static func kernelBuffers(scansPerRead samples: Int) -> Int {
+    /// How many reads' worth of scans the kernel buffer holds: ``bufferReads``; when only the relay reads, more,
+    /// to hold ``leastBufferScans``. libiio 0.24 sets the buffer's length to a read's worth times this count as it
+    /// starts it (`iio_device_set_kernel_buffers_count`, 4 by default), over any length written before: left at 4,
+    /// the relay's reads of 4 scans had a buffer of 16, which the VM's 100 Hz filled within 0.16 s of a read, and
+    /// each read found what came just after the one before (a turn reached iio-sensor-proxy a poll late,
+    /// measured). Capture for listeners keeps libiio's four reads' worth (80 scans at 100 Hz, read every 0.2 s at
+    /// most): sized to 128 as well, two VM runs of two lost shakes under a subscriber, not understood yet.
+    public static func kernelBuffers(scansPerRead samples: Int, relayOnly: Bool) -> Int {
+        guard relayOnly else { return bufferReads }
         let samples = max(1, samples)
         return max(bufferReads, (leastBufferScans + samples - 1) / samples)
     }
@@ -119,8 +122,8 @@ public final class BufferedDriver: SensorDriver {
         timestampClock =
             withTimestamp ? Self.setTimestampClock(device: accelerometer.id, context: context, logger: logger) : nil
         // The length first: the kernel refuses a watermark longer than the buffer. libiio writes it again as it
-        // starts the buffer, a read's worth times its count of kernel buffers: that count is set to keep it.
-        let blocks = Self.kernelBuffers(scansPerRead: samples)
+        // starts the buffer, a read's worth times its count of kernel buffers (``kernelBuffers``).
+        let blocks = Self.kernelBuffers(scansPerRead: samples, relayOnly: relayOnly)
         let length = max(samples * Self.bufferReads, Self.leastBufferScans)
         readsToEmpty = blocks + 1
         for (attribute, value) in [("length", length), ("watermark", samples)] {
