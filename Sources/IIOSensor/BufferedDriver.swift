@@ -17,10 +17,11 @@ public final class BufferedDriver: SensorDriver {
     /// The kernel buffer holds this many reads' worth of scans (as libiio 0.24 sizes it), so that a late read
     /// loses nothing.
     public static let bufferReads = 4
-    /// The fewest scans the kernel buffer holds, whatever the rate: a sensor may deliver faster than the rate it
-    /// was set to (the VM's HID feeder sends 100 Hz to the relay's 5 Hz); a buffer of four reads' worth at the
-    /// rate asked for (20 scans) then fills within a fifth of the relay's second between reads, the kernel drops
-    /// the newest scans, and what the next read finds is most of a second old (orientation reached
+    /// The fewest scans the kernel buffer holds while only the relay reads (``kernelBuffers(scansPerRead:relayOnly:)``;
+    /// the driver writes it as the length whatever the rate, which libiio then sets again): a sensor may deliver
+    /// faster than the rate it was set to (the VM's HID feeder sends 100 Hz to the relay's 5 Hz); a buffer of four
+    /// reads' worth at the rate asked for (20 scans) then fills within a fifth of the relay's second between reads,
+    /// the kernel drops the newest scans, and what the next read finds is most of a second old (orientation reached
     /// iio-sensor-proxy up to 1.2 s late, measured). 128 holds more than a second at 100 Hz; 2 KiB at 16 bytes
     /// a scan.
     public static let leastBufferScans = 128
