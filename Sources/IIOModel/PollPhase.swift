@@ -76,7 +76,18 @@ public struct PollPhase: Sendable, Equatable {
         }
         if let last = lastOpen, time > last {
             let gap = time - last
-            if let counted, counted >= 1, counted <= 64, Self.periods.contains(gap / Double(counted)) {
+            if let counted, counted == 1, !periodMeasured, abs(gap - period) > period / 4, Self.periods.contains(gap) {
+                // One interval far from the period believed, none measured yet: the open timed first may have been
+                // no poll (iio-sensor-proxy reads a device it finds, then polls only from the claim, maybe seconds
+                // later). Taken once a second interval agrees; a believable one comes with the next open.
+                if let candidate, abs(gap - candidate) <= candidate / 10 {
+                    period = (gap + candidate) / 2
+                    periodMeasured = true
+                    self.candidate = nil
+                } else {
+                    candidate = gap
+                }
+            } else if let counted, counted >= 1, counted <= 64, Self.periods.contains(gap / Double(counted)) {
                 // The mean interval over the polls counted, late dispatches included (the opens drift by them);
                 // one interval, jittery, halfway once a period is known.
                 let measured = gap / Double(counted)

@@ -17,13 +17,27 @@ public final class BufferedDriver: SensorDriver {
     /// The kernel buffer holds this many reads' worth of scans (as libiio 0.24 sizes it), so that a late read
     /// loses nothing.
     public static let bufferReads = 4
-    /// The fewest scans the kernel buffer holds, whatever the rate: a sensor may deliver faster than the rate it
-    /// was set to (the VM's HID feeder sends 100 Hz to the relay's 5 Hz); a buffer of four reads' worth at the
-    /// rate asked for (20 scans) then fills within a fifth of the relay's second between reads, the kernel drops
-    /// the newest scans, and what the next read finds is most of a second old (orientation reached
+    /// The fewest scans the kernel buffer holds while only the relay reads (``kernelBuffers(scansPerRead:relayOnly:)``;
+    /// the driver writes it as the length whatever the rate, which libiio then sets again): a sensor may deliver
+    /// faster than the rate it was set to (the VM's HID feeder sends 100 Hz to the relay's 5 Hz); a buffer of four
+    /// reads' worth at the rate asked for (20 scans) then fills within a fifth of the relay's second between reads,
+    /// the kernel drops the newest scans, and what the next read finds is most of a second old (orientation reached
     /// iio-sensor-proxy up to 1.2 s late, measured). 128 holds more than a second at 100 Hz; 2 KiB at 16 bytes
     /// a scan.
     public static let leastBufferScans = 128
+
+    /// How many reads' worth of scans the kernel buffer holds: ``bufferReads``; when only the relay reads, more,
+    /// to hold ``leastBufferScans``. libiio 0.24 sets the buffer's length to a read's worth times this count as it
+    /// starts it (`iio_device_set_kernel_buffers_count`, 4 by default), over any length written before: left at 4,
+    /// the relay's reads of 4 scans had a buffer of 16, which the VM's 100 Hz filled within 0.16 s of a read, and
+    /// each read found what came just after the one before (a turn reached iio-sensor-proxy a poll late,
+    /// measured). Capture for listeners keeps libiio's four reads' worth (80 scans at 100 Hz, read every 0.2 s at
+    /// most): sized to 128 as well, two VM runs of two lost shakes under a subscriber, not understood yet.
+    public static func kernelBuffers(scansPerRead samples: Int, relayOnly: Bool) -> Int {
+        guard relayOnly else { return bufferReads }
+        let samples = max(1, samples)
+        return max(bufferReads, (leastBufferScans + samples - 1) / samples)
+    }
 
     private let accelerometer: Accelerometer
     private let buffer: any IIOBufferHandle
@@ -108,9 +122,11 @@ public final class BufferedDriver: SensorDriver {
         let samples = pacing.scansPerRead(rate: rate, relayOnly: relayOnly)
         timestampClock =
             withTimestamp ? Self.setTimestampClock(device: accelerometer.id, context: context, logger: logger) : nil
-        // The length first: the kernel refuses a watermark longer than the buffer.
+        // The length first: the kernel refuses a watermark longer than the buffer. libiio writes it again as it
+        // starts the buffer, a read's worth times its count of kernel buffers (``kernelBuffers``).
+        let blocks = Self.kernelBuffers(scansPerRead: samples, relayOnly: relayOnly)
         let length = max(samples * Self.bufferReads, Self.leastBufferScans)
-        readsToEmpty = (length + samples - 1) / samples + 1
+        readsToEmpty = blocks + 1
         for (attribute, value) in [("length", length), ("watermark", samples)] {
             do {
                 try context.writeBuffer(device: accelerometer.id, attribute: attribute, value: String(value))
@@ -121,7 +137,8 @@ public final class BufferedDriver: SensorDriver {
             }
         }
         do {
-            buffer = try context.openBuffer(device: accelerometer.id, channels: channels, samples: samples)
+            buffer = try context.openBuffer(
+                device: accelerometer.id, channels: channels, samples: samples, blocks: blocks)
         } catch {
             throw .failed(error)
         }

@@ -41,8 +41,11 @@ public protocol IIOContextHandle: AnyObject {
     /// Sets the device's trigger (by the trigger's id, `trigger0`), or clears it with nil.
     func setTrigger(device: String, trigger: String?) throws(IIOError)
     /// Enables exactly the given scan elements (by channel id: `accel_x`, `timestamp`) and starts a buffer of
-    /// `samples` scans, in non-blocking mode where the backend has one (see ``IIOBufferHandle/readsBlock``).
-    func openBuffer(device: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle
+    /// `samples` scans, in non-blocking mode where the backend has one (see ``IIOBufferHandle/readsBlock``). The
+    /// kernel's buffer holds `blocks` times `samples` scans: libiio sets its length so as it starts the buffer, over
+    /// whatever was written before.
+    func openBuffer(device: String, channels: [String], samples: Int, blocks: Int) throws(IIOError)
+        -> any IIOBufferHandle
     /// udev's properties of the device (`ACCEL_MOUNT_MATRIX`, `ACCEL_LOCATION`), where the backend can see them.
     func udevProperties(device: String) -> [String: String]
     /// How the device's buffer, trigger, scan elements and rate are set up now; nil where the backend cannot

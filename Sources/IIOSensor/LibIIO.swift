@@ -198,9 +198,14 @@ final class LibIIOContext: IIOContextHandle {
         try check(Int(iio_device_set_trigger(device, triggerDevice)), operation)
     }
 
-    func openBuffer(device id: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle {
+    func openBuffer(device id: String, channels: [String], samples: Int, blocks: Int) throws(IIOError)
+        -> any IIOBufferHandle
+    {
         let operation = "starting a buffer of \(samples) scans on \(id)"
         let device = try device(id, operation)
+        // libiio's local backend writes the kernel buffer's length as it starts it: a read's worth of scans times
+        // this count (iiod sizes its own).
+        if isLocal { _ = iio_device_set_kernel_buffers_count(device, UInt32(clamping: max(1, blocks))) }
         for number in 0..<iio_device_get_channels_count(device) {
             guard let channel = iio_device_get_channel(device, number) else { continue }
             let channelID = Self.string(iio_channel_get_id(channel)) ?? ""

@@ -8,55 +8,112 @@ import UInput
     import Glibc
 #endif
 
-/// The relay's decisions, made on the source's thread and carried to the ``RelayService``: the
-/// ``AccelerometerRelay`` while the relay is on, its actions, and the service's own tries at making its device
-/// again.
+/// Where the relay's readings go: the uinput accelerometer (a stand-in in tests).
+protocol RelayOutput: AnyObject {
+    func report(x: Int32, y: Int32, z: Int32) throws(UInputError)
+}
+
+extension VirtualAccelerometer: RelayOutput {}
+
+/// The relay's decisions, made on the source's thread, and its readings: the ``AccelerometerRelay`` while the
+/// relay is on; its readings written to the device from that thread; the making and removing of the device
+/// carried to the ``RelayService``, and the service's own tries at making its device again.
 final class RelayLink: Sendable {
-    /// What the relay service is handed: an action of the relay, or a try that is due.
+    /// What the relay service is handed: an action of the relay (the device to make or remove), or a try that
+    /// is due. Readings are not handed over: the source's thread writes them (``flush()``).
     enum Step: Sendable, Equatable {
         case action(AccelerometerRelay.Action)
         /// Try again to make the device, if the try is not stale (``RelayRetry/due(generation:)``).
         case retry(generation: Int)
     }
 
+    /// The device the readings are written to while it exists, and the newest reading, which a device made
+    /// after it gets at once. Used under the lock only, so the device (not thread-safe) has one user at a time.
+    private struct Output: @unchecked Sendable {
+        var device: (any RelayOutput)?
+        var latest: (x: Int32, y: Int32, z: Int32)?
+        /// Writes that failed in a row.
+        var failures = 0
+    }
+
     private let relay = Locked(AccelerometerRelay())
     private let stream = AsyncStream.makeStream(of: Step.self)
     private let capture: CaptureSwitch
+    private let logger: Logger
+    private let output = Locked(Output())
     /// Whether anything reads the relay's device: while nothing does, capture does not run for its sake.
     let readers: RelayReaders
 
     init(capture: CaptureSwitch, logger: Logger) {
         self.capture = capture
+        self.logger = logger
         readers = RelayReaders(capture: capture, logger: logger)
     }
 
     var steps: AsyncStream<Step> { stream.stream }
 
-    /// The newest reading decided since the last read of the sensor, not handed over yet. iio-sensor-proxy reads
+    /// The newest reading decided since the last read of the sensor, not written yet. iio-sensor-proxy reads
     /// the device once a poll, so of a read's readings (up to four while the device turns) only the newest
-    /// matters, and one hand-over a read is at most one wake-up of the relay service's task a read.
-    private let pending = Locked<AccelerometerRelay.Action?>(nil)
+    /// matters: one write a read at most.
+    private let pending = Locked<(x: Int32, y: Int32, z: Int32)?>(nil)
 
-    /// Runs a step of the relay and hands its action to the relay service: a reading at the next ``flush()``,
-    /// anything else at once (after the reading held back).
+    /// Runs a step of the relay: a reading is written at the next ``flush()``; the device to make or remove goes
+    /// to the relay service at once (after the reading held back), and takes no more readings meanwhile.
     func act(_ step: (inout AccelerometerRelay) -> AccelerometerRelay.Action?) {
         guard let action = relay.withLock(step) else { return }
-        if case .update = action {
-            pending.withLock { $0 = action }
+        if case .update(let x, let y, let z) = action {
+            pending.withLock { $0 = (x, y, z) }
             return
         }
         flush()
+        output.withLock { output in
+            output.device = nil
+            output.latest = nil
+        }
         stream.continuation.yield(.action(action))
     }
 
-    /// Hands the relay service the reading held back, if any: the source's thread calls it before each read of
-    /// the sensor (the last read's samples are all through) and when capture stops.
+    /// Writes the reading held back, if any, to the device, from the calling thread: the source's thread calls it
+    /// before each read of the sensor (the last read's samples are all through) and when capture stops. Written
+    /// there, not handed to the relay service's task, a reading costs no wake-up of another thread (the task's
+    /// event loop woke for each one).
     func flush() {
-        let action = pending.withLock { pending in
-            defer { pending = nil }
-            return pending
+        guard
+            let reading = pending.withLock({ pending in
+                defer { pending = nil }
+                return pending
+            })
+        else { return }
+        write(reading)
+    }
+
+    /// The relay service made the device (nil: it is about to remove it): readings go to it from now on, and the
+    /// newest one at once.
+    func attach(_ device: (any RelayOutput)?) {
+        let latest = output.withLock { output in
+            output.device = device
+            output.failures = 0
+            return device == nil ? nil : output.latest
         }
-        if let action { stream.continuation.yield(.action(action)) }
+        if let latest { write(latest) }
+    }
+
+    private func write(_ reading: (x: Int32, y: Int32, z: Int32)) {
+        let failed: UInputError? = output.withLock { output in
+            output.latest = reading
+            guard let device = output.device else { return nil }
+            do throws(UInputError) {
+                try device.report(x: reading.x, y: reading.y, z: reading.z)
+                output.failures = 0
+                return nil
+            } catch {
+                output.failures += 1
+                return output.failures == 1 ? error : nil
+            }
+        }
+        if let failed {
+            logger.warning("cannot write to the relay's uinput accelerometer", metadata: ["error": "\(failed)"])
+        }
     }
 
     /// Hands the service a try at making the device again, after `wait`.
@@ -80,8 +137,8 @@ final class RelayLink: Sendable {
 }
 
 /// The relay to iio-sensor-proxy: performs what ``AccelerometerRelay`` decided on the source's thread — makes
-/// the uinput accelerometer (after writing the udev properties it carries over), reports readings to it, and
-/// destroys it when the sensor goes or the daemon stops. A device that cannot be made (no /dev/uinput yet, or no
+/// the uinput accelerometer (after writing the udev properties it carries over) and hands it to the link, whose
+/// caller writes the readings to it, and destroys it when the sensor goes or the daemon stops. A device that cannot be made (no /dev/uinput yet, or no
 /// right to it yet) is tried again, less and less often (``RelayRetry``), for as long as it is wanted.
 struct RelayService: Service {
     let link: RelayLink
@@ -96,10 +153,10 @@ struct RelayService: Service {
     func run() async {
         var device: VirtualAccelerometer?
         var retry = RelayRetry()
-        var failures = 0
         for await step in link.steps.cancelOnGracefulShutdown() {
             switch step {
             case .action(.create(let relay)):
+                link.attach(nil)
                 device?.close()
                 device = nil
                 retry.create(relay)
@@ -107,20 +164,12 @@ struct RelayService: Service {
             case .retry(let generation):
                 guard let relay = retry.due(generation: generation) else { continue }
                 device = make(relay, retry: &retry)
-            case .action(.update(let x, let y, let z)):
-                guard let current = device else { continue }
-                do {
-                    try current.report(x: x, y: y, z: z)
-                    failures = 0
-                } catch {
-                    failures += 1
-                    if failures == 1 {
-                        logger.warning(
-                            "cannot write to the relay's uinput accelerometer", metadata: ["error": "\(error)"])
-                    }
-                }
+            case .action(.update):
+                // Readings are written by the source's thread (RelayLink.flush).
+                continue
             case .action(.destroy):
                 if device != nil { logger.info("the relay's uinput accelerometer is removed") }
+                link.attach(nil)
                 device?.close()
                 device = nil
                 link.readers.deviceRemoved()
@@ -128,6 +177,7 @@ struct RelayService: Service {
                 retry.destroy()
             }
         }
+        link.attach(nil)
         device?.close()
         _ = unlink(propertiesPath)
     }
@@ -163,6 +213,7 @@ struct RelayService: Service {
                 "mount_matrix": "\(relay.properties["ACCEL_MOUNT_MATRIX"] ?? "")",
                 "location": "\(relay.properties["ACCEL_LOCATION"] ?? "unknown")",
             ])
+        link.attach(made)
         link.readers.deviceMade(systemName: made.systemName)
         return made
     }

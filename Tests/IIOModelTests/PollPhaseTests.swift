@@ -171,6 +171,9 @@ struct PollPhaseTests {
         phase.opened(at: 0)
         _ = phase.plan(now: 0.1)
         phase.opened(at: 1, polls: 1)
+        // (one interval far from the 700 ms believed is taken once a second agrees)
+        _ = phase.plan(now: 1.1)
+        phase.opened(at: 2, polls: 1)
         #expect(phase.period == 1)
         phase.forget()
         #expect(phase.lastOpen == nil)
@@ -178,6 +181,29 @@ struct PollPhaseTests {
         phase.forget()
         phase.opened(at: 60.05)
         #expect(Self.time(phase.plan(now: 60.3)).map { abs($0 - 60.97) < 1e-9 } == true)
+    }
+
+    /// iio-sensor-proxy reads a device it finds once, then polls it only from a client's claim: with the relay
+    /// read all along (the sensor never off), the first open timed was that read, and the claim's first poll came
+    /// 1.57 s later, one open counted. Taken for the period, it spaced the reads 1.57 s apart until a timed open
+    /// four reads later corrected it: the first turn after the claim reached monitor-sensor 1.80 s after its end
+    /// in the VM. A single interval far from the period believed is not taken; the next poll's is.
+    @Test func aFirstOpenThatWasNoPollDoesNotTeachThePeriod() {
+        var phase = PollPhase()
+        _ = phase.plan(now: 48.0)
+        phase.opened(at: 48.405)
+        _ = phase.plan(now: 48.41)
+        _ = phase.plan(now: 49.81)
+        phase.opened(at: 49.977, polls: 1)
+        #expect(abs(phase.period - 0.7) < 1e-9)
+        #expect(phase.plan(now: 49.98) == .readAtOpen(until: 49.977 + 1.4))
+        phase.opened(at: 50.669, polls: 1)
+        #expect(abs(phase.period - 0.692) < 1e-6)
+        guard case .read(let at) = phase.plan(now: 50.68) else {
+            Issue.record("a planned read expected")
+            return
+        }
+        #expect(abs(at - (50.669 + 2 * 0.692 - 0.08)) < 1e-6)
     }
 
     /// Nonsense in: no trap, a period and lead in bounds.

@@ -113,6 +113,25 @@ struct BufferedDriverTests {
         #expect(driver.summary.contains("4 scans per read"))
     }
 
+    /// libiio sizes the kernel buffer itself when it starts it (a read's worth of scans times its count of kernel
+    /// buffers, 4 by default), over the length written before: 16 scans for the relay's reads of 4, which a
+    /// sensor sending 100 Hz (the VM's) fills within 0.16 s of a read; the kernel then drops the newest scans and
+    /// each read found what came just after the one before (a reading 0.7 s old at iio-sensor-proxy's poll, 1.4 s
+    /// after a read at an open). For the relay alone the driver asks libiio for enough kernel buffers that the
+    /// length stays 128; capture for listeners keeps four reads' worth.
+    @Test func theKernelBufferStillHolds128ScansOnceLibiioStartedIt() throws {
+        for (rate, relayOnly, length) in [(5.0, true, "128"), (100, false, "80"), (1000, false, "800")] {
+            let (world, accelerometer) = world()
+            let context = try FakeBackend(world: world).makeContext()
+            let driver = try BufferedDriver(
+                accelerometer: accelerometer, context: context, rate: rate, logger: quietLogger,
+                monotonic: world.clock, relayOnly: relayOnly)
+            let values = world.state.withLock { $0.devices.first { $0.info.id == "iio:device0" }?.values ?? [:] }
+            #expect(values["buffer/length"] == length, "rate \(rate)")
+            driver.stop()
+        }
+    }
+
     /// A read takes everything the kernel holds, not a read's worth: left behind, the oldest scans would be the
     /// next read's while a full kernel buffer drops the newest.
     @Test func aReadTakesEverythingTheKernelHolds() throws {

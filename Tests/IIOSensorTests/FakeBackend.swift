@@ -220,7 +220,9 @@ final class FakeContext: IIOContextHandle {
         }
     }
 
-    func openBuffer(device id: String, channels: [String], samples: Int) throws(IIOError) -> any IIOBufferHandle {
+    func openBuffer(device id: String, channels: [String], samples: Int, blocks: Int) throws(IIOError)
+        -> any IIOBufferHandle
+    {
         try ungranted(id, "writing 1 to buffer/enable")
         let busy = world.state.withLock { state in
             if state.enabled.contains(id) { return true }
@@ -229,6 +231,11 @@ final class FakeContext: IIOContextHandle {
                 return true
             }
             state.written.append("\(id)/buffer channels=\(channels.joined(separator: ",")) samples=\(samples)")
+            // As libiio 0.24's local backend does: the kernel buffer's length becomes a read's worth of scans
+            // times its count of kernel buffers, whatever was written before.
+            if let index = state.devices.firstIndex(where: { $0.info.id == id }) {
+                state.devices[index].values["buffer/length"] = String(samples * blocks)
+            }
             state.enabled.insert(id)
             return false
         }
