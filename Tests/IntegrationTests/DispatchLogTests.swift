@@ -25,9 +25,18 @@ struct DispatchLogTests {
             ])
         #expect(result.status != 0)
         let calls = try String(contentsOfFile: trace, encoding: .utf8)
-        // The refusal happened (else this test shows nothing)...
-        let refused = calls.split(separator: "\n").contains {
-            $0.contains("setpriority(PRIO_PROCESS, 0, -4)") && $0.contains("EACCES")
+        // The refusal happened (else this test shows nothing)... With other threads running, strace may split the
+        // call over two lines, "setpriority(PRIO_PROCESS, 0, -4 <unfinished ...>" and, later, the same thread's
+        // "<... setpriority resumed>) = -1 EACCES".
+        var asking = Set<Substring>()
+        var refused = false
+        for line in calls.split(separator: "\n") {
+            let thread = line.prefix { $0 != " " }
+            if line.contains("setpriority(PRIO_PROCESS, 0, -4)") && line.contains("EACCES") { refused = true }
+            if line.contains("setpriority(PRIO_PROCESS, 0, -4 <unfinished") { asking.insert(thread) }
+            if line.contains("<... setpriority resumed>"), asking.contains(thread), line.contains("EACCES") {
+                refused = true
+            }
         }
         #expect(refused, "\(calls)")
         // ...and was not logged.
