@@ -80,13 +80,7 @@ public struct PollPhase: Sendable, Equatable {
                 // One interval far from the period believed, none measured yet: the open timed first may have been
                 // no poll (iio-sensor-proxy reads a device it finds, then polls only from the claim, maybe seconds
                 // later). Taken once a second interval agrees; a believable one comes with the next open.
-                if let candidate, abs(gap - candidate) <= candidate / 10 {
-                    period = (gap + candidate) / 2
-                    periodMeasured = true
-                    self.candidate = nil
-                } else {
-                    candidate = gap
-                }
+                propose(gap)
             } else if let counted, counted >= 1, counted <= 64, Self.periods.contains(gap / Double(counted)) {
                 // The mean interval over the polls counted, late dispatches included (the opens drift by them);
                 // one interval, jittery, halfway once a period is known.
@@ -107,19 +101,25 @@ public struct PollPhase: Sendable, Equatable {
             } else if Self.periods.contains(gap), gap < period * 2 {
                 // Another poll interval than believed, or a first open that was no poll (iio-sensor-proxy reads a
                 // device it finds): taken once two gaps in a row agree.
-                if let candidate, abs(gap - candidate) <= candidate / 10 {
-                    period = (gap + candidate) / 2
-                    periodMeasured = true
-                    self.candidate = nil
-                } else {
-                    candidate = gap
-                    periodMeasured = false
-                }
+                propose(gap)
             }
         }
         lastOpen = max(lastOpen ?? time, time)
         readsSinceOpen = 0
         misses = 0
+    }
+
+    /// An interval that is not the period believed: the period once the interval before agrees with it (within a
+    /// tenth), else held as the candidate, the period no longer counted as measured.
+    private mutating func propose(_ gap: Double) {
+        if let candidate, abs(gap - candidate) <= candidate / 10 {
+            period = (gap + candidate) / 2
+            periodMeasured = true
+            self.candidate = nil
+        } else {
+            candidate = gap
+            periodMeasured = false
+        }
     }
 
     /// The next read, planned at `now` (monotonic seconds), after the last one.
