@@ -457,12 +457,10 @@ public struct ShakeDetector: Sendable {
         var peakLength = 0.0
         var previousPeak = 0.0
         var startSample = 0
-        /// When the run's first stroke started, its good reversals in a row, their half periods' sum and sum of
-        /// squares (the rhythm), and the time of the last one.
+        /// When the run's first stroke started, the half periods of its good reversals in a row (their count, and
+        /// the rhythm), and the time of the last one.
         var runStart = 0.0
-        var count = 0
-        var halfSum = 0.0
-        var halfSquares = 0.0
+        var halves = Moments()
         var lastReversal = -Double.infinity
         /// The last reading under half a g (`heldSquared`).
         var weightless = -Double.infinity
@@ -640,7 +638,7 @@ public struct ShakeDetector: Sendable {
             if !shake.isReported || tally.goodReversals < settings.reversals,
                 sway.isUnderWay || linear.lengthSquared > derived.swaySquared, followSway(linear, at: time)
             {
-                sway.taken = max(sway.taken, sway.count)
+                sway.taken = max(sway.taken, sway.halves.count)
                 if !shake.isReported { return report(at: time) }
             }
             if !shake.isReported,
@@ -703,7 +701,7 @@ public struct ShakeDetector: Sendable {
     private mutating func swayWhileArmed(_ linear: Vector3, _ acceleration: Vector3, at time: Double) -> ShakeEvent? {
         guard followSway(linear, at: time) else { return nil }
         startShake(at: time, acceleration: acceleration, linear: linear)
-        sway.taken = sway.count
+        sway.taken = sway.halves.count
         return report(at: time)
     }
 
@@ -720,9 +718,7 @@ public struct ShakeDetector: Sendable {
             sway.peakLength = 0
             startSwayStroke(linear, lengthSquared.squareRoot(), at: time)
             sway.runStart = time
-            sway.count = 0
-            sway.halfSum = 0
-            sway.halfSquares = 0
+            sway.halves = Moments()
             return false
         }
         let along = linear.dot(sway.direction)
@@ -751,21 +747,15 @@ public struct ShakeDetector: Sendable {
                 || sway.previousPeak == 0,
             vertical * vertical <= Self.swaySteepest * line.lengthSquared * gravity.lengthSquared
         {
-            sway.count += 1
-            sway.halfSum += age
-            sway.halfSquares += age * age
+            sway.halves.add(age)
             sway.lastReversal = time
         } else {
             sway.runStart = time
-            sway.count = 0
-            sway.halfSum = 0
-            sway.halfSquares = 0
+            sway.halves = Moments()
         }
         startSwayStroke(linear, length, at: time)
-        guard sway.count >= Self.swayReversals, sway.weightless < sway.runStart else { return false }
-        let n = Double(sway.count)
-        let mean = sway.halfSum / n
-        return (max(0, sway.halfSquares / n - mean * mean)).squareRoot() <= settings.maxIrregularity * mean
+        guard sway.halves.count >= Self.swayReversals, sway.weightless < sway.runStart else { return false }
+        return sway.halves.deviation <= settings.maxIrregularity * sway.halves.mean
     }
 
     private mutating func startSwayStroke(_ linear: Vector3, _ length: Double, at time: Double) {
@@ -1261,32 +1251,42 @@ public struct ShakeDetector: Sendable {
 /// there are too few others to judge by.
 struct HalfPeriodStatistics: Sendable {
     private var first = 0.0
-    private var count = 0
-    private var sum = 0.0
-    private var sumOfSquares = 0.0
+    private var rest = Moments()
 
     mutating func add(_ half: Double) {
-        if count == 0 && first == 0 {
+        if rest.count == 0 && first == 0 {
             first = half
             return
         }
-        count += 1
-        sum += half
-        sumOfSquares += half * half
+        rest.add(half)
     }
 
     /// The coefficient of variation (deviation over mean) of the intervals; 0 with fewer than two.
     var irregularity: Double {
-        var n = Double(count)
-        var total = sum
-        var squares = sumOfSquares
-        if count < 2, first > 0 {
-            n += 1
-            total += first
-            squares += first * first
-        }
-        guard n >= 2, total > 0 else { return 0 }
-        let mean = total / n
-        return (max(0, squares / n - mean * mean)).squareRoot() / mean
+        var all = rest
+        if all.count < 2, first > 0 { all.add(first) }
+        guard all.count >= 2, all.sum > 0 else { return 0 }
+        return all.deviation / all.mean
+    }
+}
+
+/// The count, sum and sum of squares of a run of values, and their mean and standard deviation (with a mean over
+/// no values not a number: ask with a count).
+struct Moments: Sendable {
+    private(set) var count = 0
+    private(set) var sum = 0.0
+    private var squares = 0.0
+
+    mutating func add(_ value: Double) {
+        count += 1
+        sum += value
+        squares += value * value
+    }
+
+    var mean: Double { sum / Double(count) }
+
+    var deviation: Double {
+        let mean = mean
+        return (max(0, squares / Double(count) - mean * mean)).squareRoot()
     }
 }
