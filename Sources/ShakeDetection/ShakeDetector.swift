@@ -108,12 +108,13 @@ public struct ShakeDetector: Sendable {
     /// - a first stroke that points down, or is nearly level (one that points up within about 27 degrees of
     ///   level: the square of the cosine of its angle to up at most this), and is brisker still: it gave the
     ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
-    ///   without leaning first (`maxLean`, `maxLeanAmidMotion`), not amid hard motion (`maxBusySquared`) and not
+    ///   without leaning first (`maxLean`, `maxLeanAmidMotion`), not after motion mostly along gravity
+    ///   (`maxAlongGravity`), not amid hard motion (`maxBusySquared`) and not
     ///   soon after a motion that was not a shake (`retryTime`);
     /// - or a counted reversal neither of whose strokes points up more steeply than that, in a motion that did not
     ///   set off amid hard motion (`showsHand`).
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
-    /// test if it ended now; if it is cancelled before, nothing at all is reported.
+    /// test if it ended now on reversals in one run (`isOneRun`); if it is cancelled before, nothing at all is reported.
     static let nearlyLevel = 0.2
     /// See `nearlyLevel`: 0.1 s at `medium`, and never less than three sample intervals (at 25 Hz the
     /// impulse of a stroke that has just crossed the threshold is measured on too few samples).
@@ -142,6 +143,18 @@ public struct ShakeDetector: Sendable {
     /// stroke.
     static let movingSquared = 5.0 * 5.0
     static let maxLeanAmidMotion = 0.1
+    /// ...and, amid that motion, the motion was not mostly along gravity: of the energy of the samples over half the
+    /// threshold while no stroke was under way (the motion between the strokes, followed while the device moves), the
+    /// older weighing less
+    /// (`alongGravityMemory`), at most this share lay along gravity. Lifting a weight, jumping or running moves the
+    /// body, and the device with it, up and down: dev2's lifting reps that reported `began` at once came after
+    /// motion with 0.62 to 0.77 of its mean square along gravity. A hand that moves or shakes a device already moving
+    /// does so across gravity as readily as along it (a phone already being shaken: 0.35; a motion with no preferred
+    /// direction gives a third); rowing, the pull along the floor, 0.27 to 0.41.
+    static let maxAlongGravity = 0.5
+    /// A gap of this many seconds between two such samples weighs the older ones down by a half (by 1 / (1 + gap / this)
+    /// for any gap): a memory of about a second, as the mean square's.
+    static let alongGravityMemory = 1.0
     /// ...nor within this many seconds of a motion decided not to be a shake (reported or not). Exercise repeats
     /// its one-way stroke every one to three seconds (a pull of the oars, a lift of the weight), each decided
     /// `too_few_reversals`; a hand that tries again after a motion that was not a shake is reported at its first
@@ -392,6 +405,9 @@ public struct ShakeDetector: Sendable {
         /// The impulse, m/s, the acceleration gave against the chain's first stroke just before it: the stroke
         /// from rest, if it stayed under the threshold (`fromRest`).
         var leadIn = 0.0
+        /// The reversals of this chain that counted (the tally counts the whole shake's): a shake followed silently
+        /// is reported once it would pass only if they alone are as many as it needs (`isOneRun`).
+        var counted = 0
     }
 
     /// The reversals of the shake (or, while armed, of the chain): counted, rejected and how, and the first two
@@ -444,6 +460,12 @@ public struct ShakeDetector: Sendable {
         var beforeLean = 0.0
         var beforeStroke = 0.0
         var lastNotAShake = -Double.infinity
+        /// The motion between the strokes (`maxAlongGravity`): the sum of the squares, m²/s⁴, of the samples over half
+        /// the threshold while armed, no stroke under way and `meanSquare` over `movingSquared`, and of their parts along gravity (times the gravity
+        /// estimate's square), each weighed down as it ages; and the time of the last one.
+        var strong = 0.0
+        var alongGravity = 0.0
+        var lastStrong = -Double.infinity
     }
 
     /// The sway (`swayFraction`): the strokes of the gravity-free acceleration itself, no share of it limited by the
@@ -582,6 +604,7 @@ public struct ShakeDetector: Sendable {
                     if linear.dot(lean.excursion) < 0 { endExcursion(at: time) }
                     lean.now += gap
                     lean.excursion = lean.excursion + linear * gap
+                    if activity.meanSquare > Self.movingSquared { followAlongGravity(linear, at: time) }
                 } else {
                     activity.beforeLean = activity.meanSquare
                     if lean.now > 0 {
@@ -611,7 +634,8 @@ public struct ShakeDetector: Sendable {
                 showsHand
                     || (tally.goodReversals == 0 && strokeAge(dt) <= max(derived.briskStroke, 3 * dt) && isNearlyLevel
                         && lean.beforeStroke <= Self.maxLean && activity.beforeStroke <= Self.maxBusySquared
-                        && (activity.beforeStroke <= Self.movingSquared || lean.beforeStroke <= Self.maxLeanAmidMotion)
+                        && (activity.beforeStroke <= Self.movingSquared
+                            || (lean.beforeStroke <= Self.maxLeanAmidMotion && !isMostlyAlongGravity))
                         && time - activity.lastNotAShake > Self.retryTime)
             else { return nil }
             return report(at: time)
@@ -643,7 +667,8 @@ public struct ShakeDetector: Sendable {
             }
             if !shake.isReported,
                 showsHand
-                    || (tally.goodReversals >= settings.reversals && rejection(at: time, ending: false) == nil)
+                    || (tally.goodReversals >= settings.reversals && isOneRun
+                        && rejection(at: time, ending: false) == nil)
             {
                 // A shake followed silently reports `began` once a hand shows, or once it would be a shake if it
                 // ended now (but for the back-swing test, which only a motion that stops is asked: a shake's
@@ -797,6 +822,24 @@ public struct ShakeDetector: Sendable {
         lean.excursion = .zero
     }
 
+    /// Adds a sample over half the threshold, while armed, no stroke under way and the device moving (the mean square
+    /// over `movingSquared`, the only time the share is asked), to the motion between the strokes (`maxAlongGravity`),
+    /// the older samples weighed down by 1 / (1 + gap / `alongGravityMemory`). Asked only on such samples, so that a
+    /// device at rest, or walking, costs nothing.
+    private mutating func followAlongGravity(_ linear: Vector3, at time: Double) {
+        let fading = 1 / (1 + (time - activity.lastStrong) * (1 / Self.alongGravityMemory))
+        let along = linear.dot(gravity)
+        activity.strong = activity.strong * fading + linear.lengthSquared
+        activity.alongGravity = activity.alongGravity * fading + along * along
+        activity.lastStrong = time
+    }
+
+    /// Whether the motion between the strokes before this one lay mostly along gravity (`maxAlongGravity`): the
+    /// body's own up and down.
+    private var isMostlyAlongGravity: Bool {
+        activity.alongGravity > Self.maxAlongGravity * activity.strong * gravity.lengthSquared
+    }
+
     /// Reports `began` for the shake in progress.
     private mutating func report(at time: Double) -> ShakeEvent {
         shake.isReported = true
@@ -812,6 +855,13 @@ public struct ShakeDetector: Sendable {
     private var showsHand: Bool {
         tally.levelReversals > 0 && activity.beforeStroke <= Self.maxBusySquared
     }
+
+    /// Whether the reversals a shake needs came in one run, each stroke within `maxHalfPeriod` of the one before (the
+    /// chain in progress counted them all). A hand's shake is such a run. The body's rhythm with the device in the hand
+    /// or a pocket gives one back-and-forth a rep (a jump, a stride, a lift) and the next a second or more later, in a
+    /// chain of its own; a shake is still decided on all its reversals, and one of such reps, should it pass, is
+    /// reported when it ends.
+    private var isOneRun: Bool { chain.counted >= settings.reversals }
 
     /// Whether the current stroke points up, as the body's jolts do, more steeply than `nearlyLevel`.
     private var isUpward: Bool {
@@ -888,6 +938,7 @@ public struct ShakeDetector: Sendable {
         lean.lastExcursion = .zero
         chain.previousPeakLength = 0
         chain.halves = HalfPeriodStatistics()
+        chain.counted = 0
         account.time = 0
         account.active = 0
         current.pending = false
@@ -913,6 +964,7 @@ public struct ShakeDetector: Sendable {
         }
         current.pending = false
         tally.goodReversals += 1
+        chain.counted += 1
         if !chain.closedUpward && !isUpward { tally.levelReversals += 1 }
         mark(.confirmed, at: time)
     }

@@ -251,7 +251,8 @@ struct FailureClassTests {
     /// hard motion), a stroke leans on 9 m/s² (over half the threshold) for about 0.17 s before it rises past the
     /// threshold to 22 m/s², briskly (`ShakeDetector.maxLeanAmidMotion`), then stops softly. It reports nothing; from
     /// rest the same stroke still reports `began` during the stroke, and so does a stroke that rises at once after
-    /// the same motion.
+    /// motion as busy across gravity (after the same motion up and down, see
+    /// `aBriskStrokeAfterUpAndDownMotionReportsNothing`).
     @Test func aStrokeThatLeansAmidMotionReportsNothing() {
         func stroke(_ u: Double, leaning: Bool) -> Double {
             guard leaning else { return u < 0.2 ? 25 * sin(.pi * u / 0.2) : 0 }
@@ -261,22 +262,75 @@ struct FailureClassTests {
             if v < 0.1 { return 9 + 13 * sin(.pi * v / 0.2) }
             return v < 0.2 ? 22 * sin(.pi / 2 * (0.2 - v) / 0.1) : 0
         }
-        func trace(busy: Bool, leaning: Bool) -> [Sample] {
+        func trace(busy: Bool, leaning: Bool, across: Bool = false) -> [Sample] {
             (0..<600).map { index in
                 let time = Double(index) / 100
                 // The body's own motion, up and down (the same wave across gravity, held, is a phone shaken
-                // gently: the sway takes it).
-                let z = busy && time < 3.3 ? 10 * sin(2 * .pi * 3 * time) : 0
+                // gently: the sway takes it; under the sway's threshold, across gravity, a hand moving the device).
+                let wave = busy && time < 3.3 ? sin(2 * .pi * 3 * time) : 0
                 let x = time >= 3.4 ? stroke(time - 3.4, leaning: leaning) : 0
-                return Sample(time: time, x: x, y: 0, z: 9.81 + z)
+                return Sample(time: time, x: x, y: across ? 8.5 * wave : 0, z: 9.81 + (across ? 0 : 10 * wave))
             }
         }
         let fromRest = detect(trace(busy: false, leaning: true))
         #expect(outline(fromRest).first == "began", "\(outline(fromRest))")
         let amidMotion = detect(trace(busy: true, leaning: true))
         #expect(amidMotion.isEmpty, "\(outline(amidMotion))")
-        let briskAmidMotion = detect(trace(busy: true, leaning: false))
+        let briskAmidMotion = detect(trace(busy: true, leaning: false, across: true))
         #expect(outline(briskAmidMotion).first == "began", "\(outline(briskAmidMotion))")
+    }
+
+    /// Lifting, jumping or running moves the body, and the device with it, up and down (`ShakeDetector.maxAlongGravity`).
+    /// After three seconds of motion up and down at about 7 m/s² RMS (over the 5 of a hand holding the device, under
+    /// the 9 of hard motion), a brisk level stroke that rises at once and stops softly reports nothing (before:
+    /// `began` during the stroke, then `cancelled`). After motion as busy across gravity (sideways at 6 m/s² RMS,
+    /// under the sway's threshold), and from rest, the same stroke still reports `began` during the stroke.
+    @Test func aBriskStrokeAfterUpAndDownMotionReportsNothing() {
+        enum Before { case rest, upAndDown, sideways }
+        func trace(_ before: Before) -> [Sample] {
+            (0..<500).map { index in
+                let time = Double(index) / 100
+                let wave = time < 3.3 ? sin(2 * .pi * 3 * time) : 0
+                let y = before == .sideways ? 8.5 * wave : 0
+                let z = before == .upAndDown ? 10 * wave : 0
+                var x = 0.0
+                let u = time - 3.4
+                if u >= 0 && u < 0.2 { x = 25 * sin(.pi * u / 0.2) }
+                if u >= 0.2 && u < 0.7 { x = -10 * sin(.pi * (u - 0.2) / 0.5) }
+                return Sample(time: time, x: x, y: y, z: 9.81 + z)
+            }
+        }
+        let upAndDown = detect(trace(.upAndDown))
+        #expect(upAndDown.isEmpty, "\(outline(upAndDown))")
+        let sideways = detect(trace(.sideways))
+        #expect(outline(sideways).first == "began", "\(outline(sideways))")
+        let fromRest = detect(trace(.rest))
+        #expect(outline(fromRest).first == "began", "\(outline(fromRest))")
+    }
+
+    /// Jumping jacks or strides with the device in the hand give one back-and-forth a rep, the next a second later in
+    /// a chain of its own (`ShakeDetector.isOneRun`). Six reps 0.9 s apart, each a stroke up along a line 45° from level
+    /// and one back, 25 m/s² for 0.15 s each, with the body's motion between them (4 m/s² up and down), report nothing
+    /// (before: `began` at the second rep, then `cancelled`, `too_long`). The same strokes one after the other, a
+    /// shake, still report `began` before `ended`.
+    @Test func oneBackAndForthARepReportsNothing() {
+        func trace(period: Double, reps: Int, count: Int) -> [Sample] {
+            (0..<count).map { index in
+                let time = Double(index) / 100
+                let u = time - 1
+                guard u >= 0 && u < Double(reps) * period else { return Sample(time: time, x: 0, y: 0, z: 9.81) }
+                let phase = u.truncatingRemainder(dividingBy: period)
+                var stroke = 0.0
+                if phase < 0.15 { stroke = 25 * sin(.pi * phase / 0.15) }
+                if phase >= 0.15 && phase < 0.3 { stroke = -25 * sin(.pi * (phase - 0.15) / 0.15) }
+                let along = stroke * 0.5.squareRoot()
+                return Sample(time: time, x: along, y: 0, z: 9.81 + along + 4 * sin(2 * .pi * 2.5 * time))
+            }
+        }
+        let reps = detect(trace(period: 0.9, reps: 6, count: 800))
+        #expect(reps.isEmpty, "\(outline(reps))")
+        let shake = detect(trace(period: 0.3, reps: 4, count: 500))
+        #expect(outline(shake) == ["began", "ended"], "\(outline(shake))")
     }
 
     /// Jumping jacks with the device in the hand swing it back and forth at over 9 m/s² RMS; one level reversal
