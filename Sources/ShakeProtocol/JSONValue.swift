@@ -78,9 +78,9 @@ public enum JSONValue: Sendable, Hashable {
     }
 }
 
-/// Reads one JSON text from bytes it does not own, only while ``JSONValue/parse(_:)`` runs; every read is checked
-/// against `bytes.count` first.
-private struct Parser {
+/// Reads one JSON text from bytes it does not own, only while ``JSONValue/parse(_:)`` (or the fast path for event
+/// lines, ``ServerMessage/parseEventLine(_:)``) runs; every read is checked against `bytes.count` first.
+struct Parser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 

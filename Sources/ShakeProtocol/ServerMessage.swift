@@ -184,8 +184,16 @@ extension ServerMessage {
         public var description: String { message }
     }
 
-    /// Parses a line from the server.
+    /// Parses a line from the server. A shake event as the server writes it takes a fast path
+    /// (``parseEventLine(_:)``); every other line, and every line where the bytes are not contiguous, the general one.
     public static func parse(_ line: some Collection<UInt8>) throws(DecodingError) -> ServerMessage {
+        if let message = line.withContiguousStorageIfAvailable(parseEventLine), let message { return message }
+        return try parseObject(line)
+    }
+
+    /// Parses a line from the server as a JSON object, whatever its shape: what ``parse(_:)`` gives for every line
+    /// the fast path does not take.
+    static func parseObject(_ line: some Collection<UInt8>) throws(DecodingError) -> ServerMessage {
         let parsed: JSONValue
         do {
             parsed = try JSONValue.parse(line)
