@@ -1176,18 +1176,6 @@ public struct ShakeDetector: Sendable {
     private mutating func decide(at time: Double, isShake: Bool, failed: Margin? = nil) {
         var decisive = failed
         if decisive == nil {
-            var tests = [Margin?](repeating: nil, count: 5)
-            tests[0] = Margin(test: .reversals, value: Double(tally.goodReversals), limit: Double(settings.reversals))
-            if tally.goodReversals == 2, !tally.firstDownward {
-                tests[1] = Margin(
-                    test: .displaced, value: tally.firstImpulse,
-                    limit: Self.backSwing * (tally.secondImpulse - tally.firstImpulse))
-            }
-            tests[2] = Margin(
-                test: .balance, value: Double(tally.goodReversals), limit: Double(tally.rejectedReversals + 1))
-            tests[3] = Margin(test: .duty, value: duty(at: time), limit: settings.minDuty)
-            tests[4] = Margin(
-                test: .rhythm, value: chain.halves.irregularity, limit: settings.maxIrregularity, atLeast: false)
             if freeFall.fell {
                 // It read under 0.3 g for at least `freeFallTime` (how much longer is not kept).
                 decisive = Margin(test: .freeFall, value: Self.freeFallTime, limit: 0, atLeast: false)
@@ -1199,10 +1187,8 @@ public struct ShakeDetector: Sendable {
             } else if tally.goodReversals < settings.reversals, let lastRejectedMargin = tally.lastRejectedMargin {
                 // ...or the last reversal rejected decided.
                 decisive = lastRejectedMargin
-            } else if let first = tests.first(where: { $0.map { !$0.passes } ?? false }) {
-                decisive = first
             } else {
-                decisive = tests.compactMap { $0 }.min { $0.relative < $1.relative }
+                decisive = decisiveTest(at: time)
             }
         }
         guard let decisive else { return }
@@ -1211,6 +1197,33 @@ public struct ShakeDetector: Sendable {
             time: time, reported: shake.isReported, isShake: isShake, decisive: decisive,
             lastRejected: tally.lastRejectedMargin,
             reversals: tally.goodReversals)
+    }
+
+    /// Of the tests every motion that gets that far is asked, in the order ``rejection(at:ending:)`` asks them (the
+    /// reversals, the back-swing for one back-and-forth, the balance, the duty, the rhythm): the first that failed, or
+    /// for a shake the one it passed by the least (the first of equals). Test by test, with no list of them to build:
+    /// deciding allocates nothing.
+    private func decisiveTest(at time: Double) -> Margin {
+        var least = Margin(test: .reversals, value: Double(tally.goodReversals), limit: Double(settings.reversals))
+        guard least.passes else { return least }
+        if tally.goodReversals == 2, !tally.firstDownward {
+            let displaced = Margin(
+                test: .displaced, value: tally.firstImpulse,
+                limit: Self.backSwing * (tally.secondImpulse - tally.firstImpulse))
+            guard displaced.passes else { return displaced }
+            if displaced.relative < least.relative { least = displaced }
+        }
+        let balance = Margin(
+            test: .balance, value: Double(tally.goodReversals), limit: Double(tally.rejectedReversals + 1))
+        guard balance.passes else { return balance }
+        if balance.relative < least.relative { least = balance }
+        let strong = Margin(test: .duty, value: duty(at: time), limit: settings.minDuty)
+        guard strong.passes else { return strong }
+        if strong.relative < least.relative { least = strong }
+        let rhythm = Margin(
+            test: .rhythm, value: chain.halves.irregularity, limit: settings.maxIrregularity, atLeast: false)
+        guard rhythm.passes else { return rhythm }
+        return rhythm.relative < least.relative ? rhythm : least
     }
 
     private mutating func finishShake(at time: Double) -> ShakeEvent? {
