@@ -588,11 +588,20 @@ public struct ShakeDetector: Sendable {
                         lean.now = 0
                         endExcursion(at: time)
                     }
+                    // Under half the threshold is under the sway's too: only a stroke of it under way goes on.
+                    guard sway.isUnderWay else { return nil }
+                    return swayWhileArmed(linear, acceleration, at: time)
                 }
                 guard sway.isUnderWay || linear.lengthSquared > derived.swaySquared else { return nil }
                 return swayWhileArmed(linear, acceleration, at: time)
             }
-            if let event = swayWhileArmed(linear, acceleration, at: time) { return event }
+            // The sway is asked only past its threshold or with a stroke of it under way; otherwise only the reading
+            // it watches (`heldSquared`) is kept, as it would keep it.
+            if sway.isUnderWay || linear.lengthSquared > derived.swaySquared {
+                if let event = swayWhileArmed(linear, acceleration, at: time) { return event }
+            } else if stream.lastAcceleration.lengthSquared < Self.heldSquared {
+                sway.weightless = time
+            }
             let dt = step(at: time)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
@@ -958,16 +967,7 @@ public struct ShakeDetector: Sendable {
         }
         let length = strokeSquared.squareRoot()
         guard current.isUnderWay else {
-            let leaning = lean.now
-            // The lead-in: the excursion before this one (this one is the stroke's own rise), or this one if the
-            // acceleration turned round between two samples without dipping under half the threshold.
-            let before = time - lean.lastExcursionEnd <= settings.maxHalfPeriod ? lean.lastExcursion : .zero
-            let rising = lean.excursion
-            resetStrokes()
-            startStroke(stroke, length, at: time)
-            lean.beforeStroke = leaning
-            activity.beforeStroke = activity.beforeLean
-            chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
+            startChain(stroke, length, at: time)
             return
         }
         guard along < -settings.threshold else {
@@ -977,7 +977,27 @@ public struct ShakeDetector: Sendable {
             }
             return
         }
-        // The stroke reversed.
+        reverse(stroke, length, at: time, dt: dt)
+    }
+
+    /// A stroke starts a chain: the first strong stroke since the strokes were forgotten. Out of line, as `reverse`.
+    @inline(never)
+    private mutating func startChain(_ stroke: Vector3, _ length: Double, at time: Double) {
+        let leaning = lean.now
+        // The lead-in: the excursion before this one (this one is the stroke's own rise), or this one if the
+        // acceleration turned round between two samples without dipping under half the threshold.
+        let before = time - lean.lastExcursionEnd <= settings.maxHalfPeriod ? lean.lastExcursion : .zero
+        let rising = lean.excursion
+        resetStrokes()
+        startStroke(stroke, length, at: time)
+        lean.beforeStroke = leaning
+        activity.beforeStroke = activity.beforeLean
+        chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
+    }
+
+    /// The stroke reversed: judges the stroke it closes (see `trackStroke`). Out of line: it runs once a reversal.
+    @inline(never)
+    private mutating func reverse(_ stroke: Vector3, _ length: Double, at time: Double, dt: Double) {
         let half = strokeAge(dt)
         guard half <= settings.maxHalfPeriod else {
             // Too slow to be part of the same shake: this stroke starts a new chain.
