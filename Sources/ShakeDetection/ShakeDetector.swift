@@ -633,7 +633,9 @@ public struct ShakeDetector: Sendable {
             accountDuty(strokeSquared, at: time, gap: gap, step: dt)
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
             let linearSquared = linear.lengthSquared
-            shake.peakSquared = max(shake.peakSquared, linearSquared)
+            // Comparisons, not `max`, which would blend the two with masks on every sample (the same value: neither
+            // is ever a NaN or a negative zero).
+            if linearSquared > shake.peakSquared { shake.peakSquared = linearSquared }
             if strokeSquared > derived.dutySquared {
                 shake.axisEnergy =
                     shake.axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
@@ -956,7 +958,7 @@ public struct ShakeDetector: Sendable {
                 if current.pending, current.impulse >= current.pendingImpulse { swingBack(at: time, dt: dt) }
             } else {
                 current.opposingImpulse -= along * dt
-                current.restImpulse = max(current.restImpulse, current.opposingImpulse)
+                if current.opposingImpulse > current.restImpulse { current.restImpulse = current.opposingImpulse }
             }
         }
         guard strokeSquared > derived.thresholdSquared else {
