@@ -584,7 +584,9 @@ public struct ShakeDetector: Sendable {
                     lean.excursion = lean.excursion + linear * gap
                 } else {
                     activity.beforeLean = activity.meanSquare
-                    if lean.now > 0 {
+                    // A sum of intervals, never negative nor a negative zero: over 0 exactly when its bits are not all
+                    // 0, which is one integer test instead of a floating-point one against a zero made first.
+                    if lean.now.bitPattern != 0 {
                         lean.now = 0
                         endExcursion(at: time)
                     }
