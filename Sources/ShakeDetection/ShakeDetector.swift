@@ -642,7 +642,7 @@ public struct ShakeDetector: Sendable {
                 shake.axisEnergy =
                     shake.axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
                 freeFall.since = time
-            } else if stream.lastAcceleration.lengthSquared < Self.freeFallSquared {
+            } else if acceleration.lengthSquared < Self.freeFallSquared {
                 // Falling freely adds nothing to a stroke (the free-fall rule): only a weak sample can be one.
                 if time - freeFall.since >= Self.freeFallTime { freeFall.fell = true }
             } else {
