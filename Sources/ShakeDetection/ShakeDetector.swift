@@ -607,15 +607,26 @@ public struct ShakeDetector: Sendable {
                     if activity.meanSquare > Self.movingSquared { followAlongGravity(linear, at: time) }
                 } else {
                     activity.beforeLean = activity.meanSquare
-                    if lean.now > 0 {
+                    // A sum of intervals, never negative nor a negative zero: over 0 exactly when its bits are not all
+                    // 0, which is one integer test instead of a floating-point one against a zero made first.
+                    if lean.now.bitPattern != 0 {
                         lean.now = 0
                         endExcursion(at: time)
                     }
+                    // Under half the threshold is under the sway's too: only a stroke of it under way goes on.
+                    guard sway.isUnderWay else { return nil }
+                    return swayWhileArmed(linear, acceleration, at: time)
                 }
                 guard sway.isUnderWay || linear.lengthSquared > derived.swaySquared else { return nil }
                 return swayWhileArmed(linear, acceleration, at: time)
             }
-            if let event = swayWhileArmed(linear, acceleration, at: time) { return event }
+            // The sway is asked only past its threshold or with a stroke of it under way; otherwise only the reading
+            // it watches (`heldSquared`) is kept, as it would keep it.
+            if sway.isUnderWay || linear.lengthSquared > derived.swaySquared {
+                if let event = swayWhileArmed(linear, acceleration, at: time) { return event }
+            } else if stream.lastAcceleration.lengthSquared < Self.heldSquared {
+                sway.weightless = time
+            }
             let dt = step(at: time)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
             let strokeSquared = stroke.lengthSquared
@@ -648,12 +659,14 @@ public struct ShakeDetector: Sendable {
             accountDuty(strokeSquared, at: time, gap: gap, step: dt)
             trackStroke(stroke, strokeSquared, at: time, dt: dt)
             let linearSquared = linear.lengthSquared
-            shake.peakSquared = max(shake.peakSquared, linearSquared)
+            // Comparisons, not `max`, which would blend the two with masks on every sample (the same value: neither
+            // is ever a NaN or a negative zero).
+            if linearSquared > shake.peakSquared { shake.peakSquared = linearSquared }
             if strokeSquared > derived.dutySquared {
                 shake.axisEnergy =
                     shake.axisEnergy + Vector3(x: linear.x * linear.x, y: linear.y * linear.y, z: linear.z * linear.z)
                 freeFall.since = time
-            } else if stream.lastAcceleration.lengthSquared < Self.freeFallSquared {
+            } else if acceleration.lengthSquared < Self.freeFallSquared {
                 // Falling freely adds nothing to a stroke (the free-fall rule): only a weak sample can be one.
                 if time - freeFall.since >= Self.freeFallTime { freeFall.fell = true }
             } else {
@@ -999,7 +1012,7 @@ public struct ShakeDetector: Sendable {
                 if current.pending, current.impulse >= current.pendingImpulse { swingBack(at: time, dt: dt) }
             } else {
                 current.opposingImpulse -= along * dt
-                current.restImpulse = max(current.restImpulse, current.opposingImpulse)
+                if current.opposingImpulse > current.restImpulse { current.restImpulse = current.opposingImpulse }
             }
         }
         guard strokeSquared > derived.thresholdSquared else {
@@ -1010,16 +1023,7 @@ public struct ShakeDetector: Sendable {
         }
         let length = strokeSquared.squareRoot()
         guard current.isUnderWay else {
-            let leaning = lean.now
-            // The lead-in: the excursion before this one (this one is the stroke's own rise), or this one if the
-            // acceleration turned round between two samples without dipping under half the threshold.
-            let before = time - lean.lastExcursionEnd <= settings.maxHalfPeriod ? lean.lastExcursion : .zero
-            let rising = lean.excursion
-            resetStrokes()
-            startStroke(stroke, length, at: time)
-            lean.beforeStroke = leaning
-            activity.beforeStroke = activity.beforeLean
-            chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
+            startChain(stroke, length, at: time)
             return
         }
         guard along < -settings.threshold else {
@@ -1029,7 +1033,27 @@ public struct ShakeDetector: Sendable {
             }
             return
         }
-        // The stroke reversed.
+        reverse(stroke, length, at: time, dt: dt)
+    }
+
+    /// A stroke starts a chain: the first strong stroke since the strokes were forgotten. Out of line, as `reverse`.
+    @inline(never)
+    private mutating func startChain(_ stroke: Vector3, _ length: Double, at time: Double) {
+        let leaning = lean.now
+        // The lead-in: the excursion before this one (this one is the stroke's own rise), or this one if the
+        // acceleration turned round between two samples without dipping under half the threshold.
+        let before = time - lean.lastExcursionEnd <= settings.maxHalfPeriod ? lean.lastExcursion : .zero
+        let rising = lean.excursion
+        resetStrokes()
+        startStroke(stroke, length, at: time)
+        lean.beforeStroke = leaning
+        activity.beforeStroke = activity.beforeLean
+        chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
+    }
+
+    /// The stroke reversed: judges the stroke it closes (see `trackStroke`). Out of line: it runs once a reversal.
+    @inline(never)
+    private mutating func reverse(_ stroke: Vector3, _ length: Double, at time: Double, dt: Double) {
         let half = strokeAge(dt)
         guard half <= settings.maxHalfPeriod else {
             // Too slow to be part of the same shake: this stroke starts a new chain.
@@ -1228,18 +1252,6 @@ public struct ShakeDetector: Sendable {
     private mutating func decide(at time: Double, isShake: Bool, failed: Margin? = nil) {
         var decisive = failed
         if decisive == nil {
-            var tests = [Margin?](repeating: nil, count: 5)
-            tests[0] = Margin(test: .reversals, value: Double(tally.goodReversals), limit: Double(settings.reversals))
-            if tally.goodReversals == 2, !tally.firstDownward {
-                tests[1] = Margin(
-                    test: .displaced, value: tally.firstImpulse,
-                    limit: Self.backSwing * (tally.secondImpulse - tally.firstImpulse))
-            }
-            tests[2] = Margin(
-                test: .balance, value: Double(tally.goodReversals), limit: Double(tally.rejectedReversals + 1))
-            tests[3] = Margin(test: .duty, value: duty(at: time), limit: settings.minDuty)
-            tests[4] = Margin(
-                test: .rhythm, value: chain.halves.irregularity, limit: settings.maxIrregularity, atLeast: false)
             if freeFall.fell {
                 // It read under 0.3 g for at least `freeFallTime` (how much longer is not kept).
                 decisive = Margin(test: .freeFall, value: Self.freeFallTime, limit: 0, atLeast: false)
@@ -1251,10 +1263,8 @@ public struct ShakeDetector: Sendable {
             } else if tally.goodReversals < settings.reversals, let lastRejectedMargin = tally.lastRejectedMargin {
                 // ...or the last reversal rejected decided.
                 decisive = lastRejectedMargin
-            } else if let first = tests.first(where: { $0.map { !$0.passes } ?? false }) {
-                decisive = first
             } else {
-                decisive = tests.compactMap { $0 }.min { $0.relative < $1.relative }
+                decisive = decisiveTest(at: time)
             }
         }
         guard let decisive else { return }
@@ -1263,6 +1273,33 @@ public struct ShakeDetector: Sendable {
             time: time, reported: shake.isReported, isShake: isShake, decisive: decisive,
             lastRejected: tally.lastRejectedMargin,
             reversals: tally.goodReversals)
+    }
+
+    /// Of the tests every motion that gets that far is asked, in the order ``rejection(at:ending:)`` asks them (the
+    /// reversals, the back-swing for one back-and-forth, the balance, the duty, the rhythm): the first that failed, or
+    /// for a shake the one it passed by the least (the first of equals). Test by test, with no list of them to build:
+    /// deciding allocates nothing.
+    private func decisiveTest(at time: Double) -> Margin {
+        var least = Margin(test: .reversals, value: Double(tally.goodReversals), limit: Double(settings.reversals))
+        guard least.passes else { return least }
+        if tally.goodReversals == 2, !tally.firstDownward {
+            let displaced = Margin(
+                test: .displaced, value: tally.firstImpulse,
+                limit: Self.backSwing * (tally.secondImpulse - tally.firstImpulse))
+            guard displaced.passes else { return displaced }
+            if displaced.relative < least.relative { least = displaced }
+        }
+        let balance = Margin(
+            test: .balance, value: Double(tally.goodReversals), limit: Double(tally.rejectedReversals + 1))
+        guard balance.passes else { return balance }
+        if balance.relative < least.relative { least = balance }
+        let strong = Margin(test: .duty, value: duty(at: time), limit: settings.minDuty)
+        guard strong.passes else { return strong }
+        if strong.relative < least.relative { least = strong }
+        let rhythm = Margin(
+            test: .rhythm, value: chain.halves.irregularity, limit: settings.maxIrregularity, atLeast: false)
+        guard rhythm.passes else { return rhythm }
+        return rhythm.relative < least.relative ? rhythm : least
     }
 
     private mutating func finishShake(at time: Double) -> ShakeEvent? {
