@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-public import Logging
+import Logging
 import SystemPackage
 
 #if canImport(Glibc)

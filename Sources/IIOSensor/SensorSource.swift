@@ -3,7 +3,7 @@ public import BlockingWork
 public import IIOModel
 public import Logging
 import NumberFormat
-public import ShakeDetection
+import ShakeDetection
 
 #if canImport(Glibc)
     import Glibc

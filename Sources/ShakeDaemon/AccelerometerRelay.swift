@@ -7,8 +7,9 @@ import UInput
 /// What the relay to iio-sensor-proxy does, decided without a device: which uinput accelerometer to make for
 /// the sensor in use (its name and the udev properties it carries over), and which readings to send it, at most
 /// one per ``interval`` of the sensor's clock, and only one that differs from the last sent by more than
-/// ``tolerance`` on an axis: a device lying still costs no writes, nor the relay's task a wake-up. The
-/// ``RelayService`` acts on the returned actions.
+/// ``tolerance`` on an axis: a device lying still costs no writes. The ``RelayLink`` acts on the returned actions
+/// on the source's thread (it writes the readings itself, and hands the device to make or remove to the
+/// ``RelayService``).
 ///
 /// iio-sensor-proxy reading the IIO device itself sees the sensor's own axes, in m/s² (raw × scale), and
 /// applies the mount matrix and location it finds as the device's udev properties. The relay gives it the same:

@@ -67,7 +67,12 @@ struct SimulateService: Service {
             guard let event = detector.process(sample) else { continue }
             if realTime {
                 let due = start + .nanoseconds(Int64(sample.time * 1e9))
-                if (try? await cancelWhenGracefulShutdown({ try await clock.sleep(until: due) })) == nil { return }
+                // On an event loop's timer: `clock.sleep` is libdispatch's, whose pool, once woken, keeps a timer
+                // of its own for the rest of the process (LoopExecutor).
+                let wait = clock.now.duration(to: due)
+                if (try? await cancelWhenGracefulShutdown({ try await LoopExecutor.sleep(for: wait) })) == nil {
+                    return
+                }
             }
             path.publish(event, origin: .simulated(by: requester))
         }

@@ -190,7 +190,7 @@ struct MQTTForwarderTests {
             })
         #expect(all.contains { $0.topic == "homeassistant/device_automation/shaked_dev1/shake_ended/config" })
         // The status file and --status say so.
-        #expect(await forwarder.wait(timeout: 5) { _ in await Self.status(directory)["broker_connected"] == "yes" })
+        #expect(await forwarder.wait(timeout: 5) { _ in Self.status(directory)["broker_connected"] == "yes" })
         let status = try await Command.run(
             "shaked-mqtt", ["--status", "--status-file", "\(directory)/forwarder.status"])
         #expect(status.stdout.contains("connected to mqtt://127.0.0.1:\(port); daemon connected"), "\(status)")
@@ -283,7 +283,7 @@ struct MQTTForwarderTests {
         let missing = (first...target).filter { !seqs.contains($0) }
         #expect(missing.isEmpty, "lost across the restart: \(missing)")
         #expect(forwarder.stderr.contains("lost the broker; reconnecting"))
-        #expect(await Self.status(directory)["dropped"] == "0")
+        #expect(Self.status(directory)["dropped"] == "0")
     }
 
     /// The daemon restarted while the forwarder runs, and the forwarder restarted while the daemon runs: each
@@ -344,14 +344,14 @@ struct MQTTForwarderTests {
             directory: directory, socket: socket, yaml: Self.yaml(port: port, extra: "queue:\n  size: 3\n"))
         defer { _ = forwarder.stop() }
         #expect(
-            await forwarder.wait(timeout: 30) { _ in Int(await Self.status(directory)["dropped"] ?? "0") ?? 0 >= 5 })
-        #expect(await Self.status(directory)["queued"] == "3")
-        #expect(await Self.status(directory)["broker_connected"] == "no")
+            await forwarder.wait(timeout: 30) { _ in Int(Self.status(directory)["dropped"] ?? "0") ?? 0 >= 5 })
+        #expect(Self.status(directory)["queued"] == "3")
+        #expect(Self.status(directory)["broker_connected"] == "no")
         #expect(forwarder.stderr.components(separatedBy: "the queue is full").count == 2, "\(forwarder.stderr)")
         #expect(forwarder.stderr.components(separatedBy: "cannot reach the broker").count == 2, "\(forwarder.stderr)")
         let broker = try await Self.startBroker(directory: directory, port: port)
         defer { _ = broker.stop() }
-        #expect(await forwarder.wait(timeout: 60) { _ in await Self.status(directory)["broker_connected"] == "yes" })
+        #expect(await forwarder.wait(timeout: 60) { _ in Self.status(directory)["broker_connected"] == "yes" })
         #expect(await forwarder.wait(timeout: 10) { $0.stderr.contains("events dropped while the broker was away") })
     }
 
@@ -370,7 +370,7 @@ struct MQTTForwarderTests {
             directory: directory, socket: socket, yaml: "broker:\n  uri: unix:\(path)\ntopics:\n  device: dev1\n")
         defer { _ = forwarder.stop() }
         #expect(await subscriber.wait(timeout: 30) { Self.events($0).count >= 2 }, "\(forwarder.stderr)")
-        #expect(await Self.status(directory)["broker"] == "unix:\(path)")
+        #expect(Self.status(directory)["broker"] == "unix:\(path)")
     }
 
     // MARK: TLS and passwords
@@ -422,15 +422,15 @@ struct MQTTForwarderTests {
             yaml: "broker:\n  uri: mqtts://localhost:\(port)\n  ca_file: \(directory)/other.pem\n", name: "bad")
         defer { _ = bad.stop() }
         #expect(
-            await good.wait(timeout: 30) { _ in await Self.status(directory, name: "good")["broker_connected"] == "yes"
+            await good.wait(timeout: 30) { _ in Self.status(directory, name: "good")["broker_connected"] == "yes"
             },
             "\(good.stderr)")
         #expect(
             await bad.wait(timeout: 30) { $0.stderr.contains("the broker refused the connection") }, "\(bad.stderr)")
         #expect(bad.stderr.contains("certificate verify failed"), "\(bad.stderr)")
         #expect(bad.stderr.contains("broker.ca_file"))
-        #expect(await Self.status(directory, name: "bad")["broker_connected"] == "no")
-        #expect(await Self.status(directory, name: "bad")["last_error"]?.contains("TLS") == true)
+        #expect(Self.status(directory, name: "bad")["broker_connected"] == "no")
+        #expect(Self.status(directory, name: "bad")["last_error"]?.contains("TLS") == true)
     }
 
     @Test(.enabled(if: hasMosquitto)) func aBadPasswordIsRefusedClearlyAndTheRightOneFromACredentialWorks() async throws
@@ -474,7 +474,7 @@ struct MQTTForwarderTests {
             ], pidFile: "\(directory)/good.pid")
         defer { _ = good.stop() }
         #expect(
-            await good.wait(timeout: 30) { _ in await Self.status(directory, name: "good")["broker_connected"] == "yes"
+            await good.wait(timeout: 30) { _ in Self.status(directory, name: "good")["broker_connected"] == "yes"
             },
             "\(good.stderr)")
         #expect(!good.stderr.contains("s3cret"))
@@ -516,7 +516,7 @@ struct MQTTForwarderTests {
         if !LoadTests.sanitized {
             #expect(LoadTests.residentKilobytes(pid) < 64 * 1024)
         }
-        #expect(await Self.status(directory)["broker_connected"] == "no")
+        #expect(Self.status(directory)["broker_connected"] == "no")
         // One warning for the outage, not one per attempt.
         let lines = forwarder.stderr.split(separator: "\n").filter { $0.contains("broker") && $0.contains("warning") }
         #expect(lines.count <= 2, "\(forwarder.stderr)")
@@ -574,7 +574,7 @@ struct MQTTForwarderTests {
             "mqtt-retire-daemon", trace: trace, arguments: ["--loop"])
         defer { _ = daemon.stop() }
         let forwarder = try Self.startForwarder(directory: directory, socket: socket, yaml: Self.yaml(port: port))
-        #expect(await forwarder.wait(timeout: 30) { _ in await Self.status(directory)["broker_connected"] == "yes" })
+        #expect(await forwarder.wait(timeout: 30) { _ in Self.status(directory)["broker_connected"] == "yes" })
         #expect(await forwarder.stop() == 0)
         let retained = {
             try await Self.retained(directory: directory, port: port, topics: ["shaked/dev1/#", "homeassistant/#"]).map(

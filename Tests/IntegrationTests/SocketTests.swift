@@ -91,6 +91,35 @@ struct SocketTests {
         #expect(zip(samples.dropFirst(), samples).allSatisfy { $0.time > $1.time })
     }
 
+    /// A simulated shake's events are paced on an event loop's timer, not on `ContinuousClock.sleep`: that one is
+    /// libdispatch's timer, which resumes the task on a worker of dispatch's default queue, and once that pool has
+    /// worked its manager looks at it every second for the rest of the process (measured: 1.1 wake-ups a second
+    /// after one `shakectl simulate`, none before). Seen right after the shake: no worker of that queue (named
+    /// `com.apple.root.default-qos`, of which the kernel keeps the last 15 characters). The threads of the
+    /// overcommit queue, which the signal sources use, come and go and are not counted.
+    @Test func aSimulatedShakeStartsNoDispatchWorker() async throws {
+        let (daemon, socket, directory) = try await startDaemon(
+            "simulate-threads", trace: Fixtures.path("shake-horizontal-100hz.csv"), arguments: ["--loop"])
+        defer { _ = daemon.stop(signal: SIGTERM) }
+        let pid = try #require(daemon.daemonPID)
+        func dispatchThreads() -> [String] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
+                .map { $0.trimmingCharacters(in: .newlines) }.filter {
+                    $0.contains("qos") && !$0.hasSuffix("overcommit")
+                }
+        }
+        let listener = try DaemonProcess(
+            [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--phases", "ended"],
+            pidFile: "\(directory)/none")
+        defer { _ = listener.stop(signal: SIGTERM) }
+        #expect(await listener.wait(timeout: 10) { $0.stderr.contains("connected") })
+        let simulated = try await Command.run("shakectl", ["simulate", "--socket", socket])
+        #expect(simulated.status == 0, "\(simulated.stderr)")
+        #expect(await listener.wait(timeout: 10) { $0.stdout.contains(#""simulated":true"#) })
+        #expect(dispatchThreads().isEmpty)
+    }
+
     @Test func sigtermDuringAShakeReachesSubscribersBeforeTheSocketCloses() async throws {
         let directory = try Harness.scratch("sigterm")
         let trace = "\(directory)/long.csv"
