@@ -20,6 +20,10 @@ say "begin $begin"
 # The systemd scenario ran with the relay off and iio-sensor-proxy masked: as installed from here on.
 systemctl stop shaked.service
 rm -f /etc/shaked/shaked.yaml.d/vm-systemd.yaml /etc/systemd/system/iio-sensor-proxy.service
+# shaked's debug messages: each read the relay plans (PollPhase), each open of its node timed, each reading
+# written, for the turns' timelines (scripts/vm/relay-timeline.py).
+mkdir -p /etc/shaked/shaked.yaml.d
+printf 'logging:\n  level: debug\n' >/etc/shaked/shaked.yaml.d/vm-relay-debug.yaml
 # iio-sensor-proxy's debug messages (each reading it takes from the relay) go to the journal, for the log lines.
 mkdir -p /etc/systemd/system/iio-sensor-proxy.service.d
 printf '[Service]\nEnvironment=G_MESSAGES_DEBUG=all\n' >/etc/systemd/system/iio-sensor-proxy.service.d/vm-debug.conf
@@ -157,10 +161,15 @@ while IFS= read -r line; do say "monitor-reclaim $line"; done </tmp/relay-reclai
 info "turn_ends=$(awk '$2 == 699 || $2 == 1199 || $2 == 1699 || $2 == 2199 { printf "%s%s", (n++ ? "," : ""), $1 }' /tmp/relay-sent)"
 journalctl -u shaked.service -o cat --no-pager | grep -E "nothing has read the relay|the relay is read again|opens of the relay" |
   while IFS= read -r line; do say "log demand $line"; done
-# Both daemons' logs on the monotonic clock (the feeder's and monitor-sensor's), up to the second turn's end.
+# Both daemons' logs on the monotonic clock (the feeder's and monitor-sensor's), up to 3 s after the last turn's
+# end; shaked's relay timing (its debug messages, with their fields) as the journal's JSON.
+last=$(awk '$2 == 2199 { print $1 }' /tmp/relay-sent)
 journalctl -u shaked.service -u iio-sensor-proxy.service -o short-monotonic --no-pager | tr -d '[]' |
-  awk -v begin="$begin" -v end="$(awk '$2 == 1199 { print $1 }' /tmp/relay-sent)" '$1 + 0 >= begin && (end == "" || $1 + 0 <= end + 2)' |
+  awk -v begin="$begin" -v end="$last" '$1 + 0 >= begin && (end == "" || $1 + 0 <= end + 3)' |
+  grep -v "relay read planned\|relay node opened\|relay reading written" |
   tail -400 | while IFS= read -r line; do say "log journal $line"; done
+journalctl -u shaked.service -o json --no-pager | grep -E '"MESSAGE":"relay (read planned|node opened|reading written)"' |
+  tail -600 | while IFS= read -r line; do say "phase $line"; done
 
 # --- Without the relay: iio-sensor-proxy reads the IIO device itself ---
 systemctl stop shaked.service iio-sensor-proxy.service
