@@ -19,9 +19,10 @@
 ///
 /// Whether each read came before its poll is checked without a wake-up: the caller counts the opens before
 /// each read (``counted(opens:beforeRead:)``) and after its reading was written (``plan(now:)``'s `opens`). An
-/// open more than expected before the read, or any while it was read and written, means the poll came first:
-/// the phase is lost, and the next read waits for the open and happens at it (``Plan/readAtOpen(until:)``,
-/// timing it), and the read after is planned for the poll after that open: a reading read past a turn's
+/// open while it was read and written means the poll came within that delay after the read's time: the phase is
+/// placed there, and the next read planned from it. An open more than expected before the read means the poll
+/// came earlier, at a time not known: the phase is lost, and the next read waits for the open and happens at it
+/// (``Plan/readAtOpen(until:)``, timing it), and the read after is planned for the poll after that open: a reading read past a turn's
 /// deciding sample reaches iio-sensor-proxy at its next poll when the read came before it, at the poll after when
 /// it came after it; later only when the capture itself stalls past a poll (a read delayed by more than a poll's
 /// interval). The lead follows the reads' own delay (``delay``), so that a read that wakes late on a loaded
@@ -51,6 +52,12 @@ public struct PollPhase: Sendable, Equatable {
     public private(set) var delay = 0.0
     /// The time the last planned read was planned for.
     private var plannedRead: Double?
+    /// Whether a poll came while the last planned read was read and written (its time then known to within
+    /// that delay).
+    private var pollDuringRead = false
+    /// Whether ``lastOpen`` is such a poll's time, not one timed: the next timed open gives the phase, not the
+    /// period.
+    private var estimated = false
     /// Planned reads between two waits that time an open.
     public let probeEvery: Int
     /// The time between two of iio-sensor-proxy's opens, as learnt.
@@ -110,7 +117,10 @@ public struct PollPhase: Sendable, Equatable {
             lastRead = time
         }
         readFor = nil
-        if let last = lastOpen, time > last {
+        if estimated {
+            // The last open was placed, not timed: no interval to learn from.
+            estimated = false
+        } else if let last = lastOpen, time > last {
             let gap = time - last
             if let counted, counted == 1, !periodMeasured, abs(gap - period) > period / 4, Self.periods.contains(gap) {
                 // One interval far from the period believed, none measured yet: the open timed first may have been
@@ -149,7 +159,7 @@ public struct PollPhase: Sendable, Equatable {
             if opens > expectedBeforeRead { lost = true }
             expectedBeforeRead = max(0, expectedBeforeRead - opens)
         } else {
-            lost = true
+            pollDuringRead = true
             readFor = nil
         }
     }
@@ -182,14 +192,28 @@ public struct PollPhase: Sendable, Equatable {
     /// - Parameter opens: the opens counted since the last plan (or the count before the read): after a read
     ///   planned before its poll, any is its poll come before the reading was written.
     public mutating func plan(now: Double, opens: Int = 0) -> Plan {
-        if let planned = plannedRead, now.isFinite, now >= planned, now - planned < 5 {
+        let planned = plannedRead
+        if let planned, now.isFinite, now >= planned, now - planned < 5 {
             // The last planned read's reading was written by now (the caller plans after writing it): the lead
             // covers that delay and a margin, a quarter of the period at most.
             delay = max(now - planned, delay * 0.9)
         }
         plannedRead = nil
         lead = min(max(leastLead, delay + Self.margin), period / 4)
+        pollDuringRead = false
         counted(opens: opens, beforeRead: false)
+        if pollDuringRead, !lost, let planned, lastOpen != nil, now.isFinite, now >= planned, now - planned < period {
+            // The poll came after the read's time and before its reading was written: its time is known to within
+            // that delay. The phase is placed at the read's time (the poll's earliest), and the next read planned
+            // from it, for the poll after (early by the delay at most), rather than at the next open (which would
+            // serve only the poll after that).
+            lastOpen = planned
+            estimated = true
+            lastRead = planned
+            lastReadAtOpen = true
+        } else if pollDuringRead {
+            lost = true
+        }
         let probe = readFor != nil && readsSinceOpen >= probeEvery && !lost
         let target = readFor
         readFor = nil
@@ -243,6 +267,8 @@ public struct PollPhase: Sendable, Equatable {
         lastOpen = nil
         waitingUntil = nil
         plannedRead = nil
+        pollDuringRead = false
+        estimated = false
         readFor = nil
         expectedBeforeRead = 0
         lost = false
