@@ -199,7 +199,8 @@ kill $lpid $mpid 2>/dev/null
 wait $lpid $mpid 2>/dev/null
 kill $fpid 2>/dev/null
 while IFS= read -r line; do say "monitor-direct $line"; done </tmp/direct-monitor
-journalctl -u shaked.service -o cat --no-pager | grep -E "busy|relay|as it was found|iio-sensor-proxy" | uniq -c | while IFS= read -r line; do say "log $line"; done
+journalctl -u shaked.service -o cat --no-pager | grep -E "busy|relay|as it was found|iio-sensor-proxy" |
+  grep -vE "^relay (read planned|node opened|reading written|read after its poll)" | uniq -c | while IFS= read -r line; do say "log $line"; done
 # What the busy message told the user (a journal field of its own).
 journalctl -u shaked.service -o verbose --no-pager | grep -m1 "ADVICE=" | sed 's/^ *//' | while IFS= read -r line; do say "log busy $line"; done
 journalctl -u shaked.service -o verbose --no-pager | grep -E "^ *(FAILED|WRITES)=" | sed 's/^ *//' | while IFS= read -r line; do say "log restore $line"; done
