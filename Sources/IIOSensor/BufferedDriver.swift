@@ -169,6 +169,7 @@ public final class BufferedDriver: SensorDriver {
         if let pacing, let lastRead, !buffer.readsBlock {
             if mode == .relay, let timing = relayTiming, let next = timing.nextRead(now: monotonic()) {
                 if waitForRelayRead(next.plan, watch: next.watch, timing: timing, wakeup: wakeup) { return .stopped }
+                if case .read = next.plan { timing.willRead() }
             } else {
                 let readInterval = Duration.microseconds(Int64((pacing.interval(mode, rate: rate) * 1e6).rounded()))
                 let remaining = ContinuousClock.now.duration(to: lastRead + readInterval)

@@ -12,4 +12,7 @@ public protocol RelayReadTiming: AnyObject, Sendable {
     /// The watch became readable at `time` while a read waited for an open.
     /// - Returns: whether the relay's node was opened (else the wait goes on: another input node's open).
     func watchReady(at time: Double) -> Bool
+    /// A planned read (``PollPhase/Plan/read(at:)``) is about to happen: the opens since it was planned are
+    /// counted (its poll may have come first).
+    func willRead()
 }

@@ -3,6 +3,7 @@ import BlockingWork
 import IIOModel
 import IIOSensor
 import Logging
+import NumberFormat
 import UInput
 
 #if canImport(Glibc)
@@ -33,6 +34,8 @@ final class RelayReaders: Sendable {
         var closes = 0
         /// Opens drained since the last one timed: the polls between two timed opens.
         var opensSinceTimed = 0
+        /// Opens drained since the phase was last told of them (``PollPhase/counted(opens:beforeRead:)``).
+        var opensUntold = 0
     }
 
     /// Seconds after the device was made past which a node that still cannot be watched is logged (udev gives
@@ -69,6 +72,7 @@ final class RelayReaders: Sendable {
             state.nextCheck = -Double.infinity
             state.phase.forget()
             state.opensSinceTimed = 0
+            state.opensUntold = 0
             Self.watch(&state)
         }
         capture.update { $0.relayReadChanged(true) }
@@ -162,6 +166,7 @@ final class RelayReaders: Sendable {
         state.opens += opens
         state.closes += closes
         state.opensSinceTimed += opens
+        state.opensUntold += opens
         return opens
     }
 
@@ -182,20 +187,62 @@ final class RelayReaders: Sendable {
 /// read.
 extension RelayReaders: RelayReadTiming {
     func nextRead(now: Double) -> (plan: PollPhase.Plan, watch: Int32?)? {
-        state.withLock { state in
+        let planned: (plan: PollPhase.Plan, watch: Int32, opens: Int, phase: PollPhase)? = state.withLock { state in
             guard state.demand?.isRead == true, let watch = state.watch else { return nil }
-            // What came before the wait is not the open it waits for.
+            // What came before the wait is not the open it waits for; it tells whether the last read's poll came
+            // before its reading was written.
             Self.drain(&state)
-            return (state.phase.plan(now: now), watch.fileDescriptor)
+            let opens = state.opensUntold
+            state.opensUntold = 0
+            return (state.phase.plan(now: now, opens: opens), watch.fileDescriptor, opens, state.phase)
         }
+        guard let planned else { return nil }
+        logger.debug(
+            "relay read planned",
+            metadata: [
+                "now": "\(DecimalText.format(now, decimals: 3))", "plan": "\(Self.describe(planned.plan))",
+                "opens": "\(planned.opens)", "period": "\(DecimalText.format(planned.phase.period, decimals: 3))",
+                "lead": "\(DecimalText.format(planned.phase.lead, decimals: 3))", "lost": "\(planned.phase.lost)",
+                "last_open": "\(planned.phase.lastOpen.map { DecimalText.format($0, decimals: 3) } ?? "none")",
+            ])
+        return (planned.plan, planned.watch)
     }
 
     func watchReady(at time: Double) -> Bool {
-        state.withLock { state in
-            guard Self.drain(&state) > 0 else { return false }
-            state.phase.opened(at: time, polls: state.phase.lastOpen == nil ? nil : state.opensSinceTimed)
+        let timed: (polls: Int?, period: Double)? = state.withLock { state in
+            guard Self.drain(&state) > 0 else { return nil }
+            let polls = state.phase.lastOpen == nil ? nil : state.opensSinceTimed
+            state.phase.opened(at: time, polls: polls)
             state.opensSinceTimed = 0
-            return true
+            state.opensUntold = 0
+            return (polls, state.phase.period)
+        }
+        guard let timed else { return false }
+        logger.debug(
+            "relay node opened",
+            metadata: [
+                "at": "\(DecimalText.format(time, decimals: 3))", "polls": "\(timed.polls.map { "\($0)" } ?? "none")",
+                "period": "\(DecimalText.format(timed.period, decimals: 3))",
+            ])
+        return true
+    }
+
+    func willRead() {
+        let lost: Bool = state.withLock { state in
+            Self.drain(&state)
+            let wasLost = state.phase.lost
+            state.phase.counted(opens: state.opensUntold, beforeRead: true)
+            state.opensUntold = 0
+            return state.phase.lost && !wasLost
+        }
+        if lost { logger.debug("relay read after its poll: the next read at the open") }
+    }
+
+    /// A plan as the debug log shows it.
+    private static func describe(_ plan: PollPhase.Plan) -> String {
+        switch plan {
+        case .read(let at): "read at \(DecimalText.format(at, decimals: 3))"
+        case .readAtOpen(let until): "read at the open, until \(DecimalText.format(until, decimals: 3))"
         }
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import IIOSensor
 import Logging
+import NumberFormat
 import ServiceLifecycle
 import UInput
 
@@ -99,20 +100,28 @@ final class RelayLink: Sendable {
     }
 
     private func write(_ reading: (x: Int32, y: Int32, z: Int32)) {
-        let failed: UInputError? = output.withLock { output in
+        let (written, failed): (Bool, UInputError?) = output.withLock { output in
             output.latest = reading
-            guard let device = output.device else { return nil }
+            guard let device = output.device else { return (false, nil) }
             do throws(UInputError) {
                 try device.report(x: reading.x, y: reading.y, z: reading.z)
                 output.failures = 0
-                return nil
+                return (true, nil)
             } catch {
                 output.failures += 1
-                return output.failures == 1 ? error : nil
+                return (false, output.failures == 1 ? error : nil)
             }
         }
         if let failed {
             logger.warning("cannot write to the relay's uinput accelerometer", metadata: ["error": "\(failed)"])
+        }
+        if written {
+            logger.debug(
+                "relay reading written",
+                metadata: [
+                    "at": "\(DecimalText.format(SensorSource.monotonicSeconds(), decimals: 3))",
+                    "x": "\(reading.x)", "y": "\(reading.y)", "z": "\(reading.z)",
+                ])
         }
     }
 

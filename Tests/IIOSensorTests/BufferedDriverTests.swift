@@ -224,13 +224,15 @@ struct BufferedDriverTests {
         }
         #expect(timing.state.withLock { $0.plans } == 1)
         #expect(timing.state.withLock { $0.opens } == 1)
-        // A read planned for a time past: at once, without the watch.
+        // A read planned for a time past: at once, without the watch, the opens before it counted first.
+        #expect(timing.state.withLock { $0.counts } == 0)
         timing.state.withLock { $0.next = PollPhase.Plan.read(at: 0) }
         guard case .samples = try driver.next(wakeup: wakeup) else {
             Issue.record("the planned read delivered nothing")
             return
         }
         #expect(timing.state.withLock { $0.plans } == 2)
+        #expect(timing.state.withLock { $0.counts } == 1)
     }
 }
 
@@ -240,6 +242,8 @@ final class PlannedTiming: RelayReadTiming {
         var next: PollPhase.Plan = .readAtOpen(until: 1e9)
         var plans = 0
         var opens = 0
+        /// The counts of opens before a planned read.
+        var counts = 0
     }
     let state = Mutex(State())
     let watch: Int32
@@ -259,5 +263,9 @@ final class PlannedTiming: RelayReadTiming {
         guard read(watch, &byte, 1) == 1 else { return false }
         state.withLock { $0.opens += 1 }
         return true
+    }
+
+    func willRead() {
+        state.withLock { $0.counts += 1 }
     }
 }

@@ -370,12 +370,14 @@ def check_relay(s, spec):
     # How long after the feeder sent the end of each turn monitor-sensor printed the new orientation.
     delays = orientation_delays(s.get("monitor-times", []), info.get("turn_ends", ""))
     if delays:
-        notes.append("orientation to monitor-sensor after each turn's end: %s s (max %.2f; the first, %.2f, goal "
-                     "%.1f, limit %.1f)" % (", ".join("%.2f" % d for d in delays), max(delays), delays[0],
-                                            RELAY_FIRST_TURN_GOAL, RELAY_FIRST_TURN_LIMIT))
-        if delays[0] > RELAY_FIRST_TURN_LIMIT:
-            problems.append("the first turn after the claim reached monitor-sensor %.2f s after its end, more than "
-                            "%.1f" % (delays[0], RELAY_FIRST_TURN_LIMIT))
+        notes.append("orientation to monitor-sensor after each turn's end: %s s (the worst %.2f: goal %.1f, limit "
+                     "%.1f)" % (", ".join("%.2f" % d for d in delays), max(delays), RELAY_TURN_GOAL,
+                                RELAY_TURN_LIMIT))
+        if len(delays) < len(TURNS) - 1:
+            problems.append("monitor-sensor named %d of the %d turns" % (len(delays), len(TURNS) - 1))
+        if max(delays) > RELAY_TURN_LIMIT:
+            problems.append("a turn reached monitor-sensor %.2f s after its end, more than %.1f"
+                            % (max(delays), RELAY_TURN_LIMIT))
     else:
         problems.append("no orientation delay measured")
     notes.append("orientations %s with and without the relay, %d shakes" % (" > ".join(relay), ended))
@@ -388,18 +390,19 @@ def check_relay(s, spec):
 # time and its timers come late, so each limit has a margin: 25 % on the claimed rate (a read that slips past
 # the next one's time merges or splits a wake-up; a second of work seen as more), one wake-up in the 20 s on
 # the unclaimed one (the watchdog's ping every 10 s gives 2, a third falls in the window when its timer and the
-# window's ends shift), and 0.5 s on the delay: iio-sensor-proxy's 700 ms poll came up to 0.93 s apart in the VM,
-# and the feeder, monitor-sensor and its stamping reader each add tens of milliseconds. The delay's limit is not
-# the goal's but the design's: the relay reads 80 ms before each of iio-sensor-proxy's polls (PollPhase), so a
-# turn's deciding sample (about 0.4 s before its end) reaches it within a poll and 80 ms; but one poll in four is
-# served by a read made at the open before it (0.7 s old), and the first polls after a claim too while the period
-# is learnt: within two polls and 80 ms of the deciding sample, 1.1 s after the turn's end (docs/vm-tests.md).
-# Runs gave 0.58 s for the first turn (0.97 and 1.45 s with reads at an unrelated phase, limit 1.9 s then;
-# 1.94-2.10 s before). The goal of 1 s is printed beside it.
+# window's ends shift), and 0.5 s on the delay: iio-sensor-proxy's 700 ms poll came 0.5 to 1.27 s apart in the
+# VM, and the feeder, monitor-sensor (its D-Bus signal took up to 0.5 s under load) and its stamping reader each
+# add tens of milliseconds. The delay's limit is not the goal's but the design's, for every turn: the relay
+# reads 80 ms before each of iio-sensor-proxy's polls (PollPhase), so a turn's deciding sample (0.2 to 0.4 s
+# before its end, the relay sampling at 5 Hz) reaches it at the next poll; when a poll came before its read (seen
+# from the opens counted), the read after is made at the next open, and the sample reaches it at the poll after:
+# within two polls, 80 ms and the read's own time of the deciding sample, 1.3 s after the turn's end. Three runs
+# of the code before it on a host at load 9-33 gave 0.98, 1.16 and 1.33 s at worst (2.09 s once, with the
+# subscriber's capture starting during a turn); see docs/vm-tests.md. The goal of 1 s is printed beside it.
 RELAY_CLAIMED_LIMIT = 2.5
 RELAY_UNCLAIMED_LIMIT = 0.2 + 1 / 20
-RELAY_FIRST_TURN_GOAL = 1.0
-RELAY_FIRST_TURN_LIMIT = 1.1 + 0.5
+RELAY_TURN_GOAL = 1.0
+RELAY_TURN_LIMIT = 1.3 + 0.5
 
 
 def blocked_in(syscall):

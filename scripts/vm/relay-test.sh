@@ -20,6 +20,10 @@ say "begin $begin"
 # The systemd scenario ran with the relay off and iio-sensor-proxy masked: as installed from here on.
 systemctl stop shaked.service
 rm -f /etc/shaked/shaked.yaml.d/vm-systemd.yaml /etc/systemd/system/iio-sensor-proxy.service
+# shaked's debug messages: each read the relay plans (PollPhase), each open of its node timed, each reading
+# written, for the turns' timelines (scripts/vm/relay-timeline.py).
+mkdir -p /etc/shaked/shaked.yaml.d
+printf 'logging:\n  level: debug\n' >/etc/shaked/shaked.yaml.d/vm-relay-debug.yaml
 # iio-sensor-proxy's debug messages (each reading it takes from the relay) go to the journal, for the log lines.
 mkdir -p /etc/systemd/system/iio-sensor-proxy.service.d
 printf '[Service]\nEnvironment=G_MESSAGES_DEBUG=all\n' >/etc/systemd/system/iio-sensor-proxy.service.d/vm-debug.conf
@@ -124,11 +128,16 @@ systemctl start iio-sensor-proxy.service
 monitor /tmp/relay-monitor
 for _ in $(seq 300); do grep -q "Has accelerometer" /tmp/relay-monitor 2>/dev/null && break; sleep 0.1; done
 touch /tmp/relay-go
+go=$(cut -d' ' -f1 /proc/uptime)
 pid=$(systemctl show -p MainPID --value shaked.service)
 # The relay's cost while only it reads (monitor-sensor claims the accelerometer): 10 s of the daemon's wake-ups
 # and CPU time, the first turn of the trace among them.
 sleep 1
 info "$(cost "$pid" 10 cost) hz=$(getconf CLK_TCK) relay_rate=$(rate)"
+# The subscriber after the last turn (22 s into the trace; the shakes begin at 28.5 s): its capture at the
+# listeners' rate starts the sensor's buffer again, and a turn meanwhile would wait for it (a reading 0.7 s
+# late, measured), which is not the relay's timing.
+sleep "$(awk -v go="$go" -v now="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { w = go + 23.5 - now; print (w > 0 ? w : 0) }')"
 shakectl listen --json >/tmp/relay-listen 2>/tmp/relay-listen.err &
 lpid=$!
 played relay
@@ -157,10 +166,15 @@ while IFS= read -r line; do say "monitor-reclaim $line"; done </tmp/relay-reclai
 info "turn_ends=$(awk '$2 == 699 || $2 == 1199 || $2 == 1699 || $2 == 2199 { printf "%s%s", (n++ ? "," : ""), $1 }' /tmp/relay-sent)"
 journalctl -u shaked.service -o cat --no-pager | grep -E "nothing has read the relay|the relay is read again|opens of the relay" |
   while IFS= read -r line; do say "log demand $line"; done
-# Both daemons' logs on the monotonic clock (the feeder's and monitor-sensor's), up to the second turn's end.
+# Both daemons' logs on the monotonic clock (the feeder's and monitor-sensor's), up to 3 s after the last turn's
+# end; shaked's relay timing (its debug messages, with their fields) as the journal's JSON.
+last=$(awk '$2 == 2199 { print $1 }' /tmp/relay-sent)
 journalctl -u shaked.service -u iio-sensor-proxy.service -o short-monotonic --no-pager | tr -d '[]' |
-  awk -v begin="$begin" -v end="$(awk '$2 == 1199 { print $1 }' /tmp/relay-sent)" '$1 + 0 >= begin && (end == "" || $1 + 0 <= end + 2)' |
+  awk -v begin="$begin" -v end="$last" '$1 + 0 >= begin && (end == "" || $1 + 0 <= end + 3)' |
+  grep -v "relay read planned\|relay node opened\|relay reading written" |
   tail -400 | while IFS= read -r line; do say "log journal $line"; done
+journalctl -u shaked.service -o json --no-pager | grep -E '"MESSAGE":"relay (read planned|node opened|reading written)"' |
+  tail -600 | while IFS= read -r line; do say "phase $line"; done
 
 # --- Without the relay: iio-sensor-proxy reads the IIO device itself ---
 systemctl stop shaked.service iio-sensor-proxy.service
@@ -185,7 +199,8 @@ kill $lpid $mpid 2>/dev/null
 wait $lpid $mpid 2>/dev/null
 kill $fpid 2>/dev/null
 while IFS= read -r line; do say "monitor-direct $line"; done </tmp/direct-monitor
-journalctl -u shaked.service -o cat --no-pager | grep -E "busy|relay|as it was found|iio-sensor-proxy" | uniq -c | while IFS= read -r line; do say "log $line"; done
+journalctl -u shaked.service -o cat --no-pager | grep -E "busy|relay|as it was found|iio-sensor-proxy" |
+  grep -vE "^relay (read planned|node opened|reading written|read after its poll)" | uniq -c | while IFS= read -r line; do say "log $line"; done
 # What the busy message told the user (a journal field of its own).
 journalctl -u shaked.service -o verbose --no-pager | grep -m1 "ADVICE=" | sed 's/^ *//' | while IFS= read -r line; do say "log busy $line"; done
 journalctl -u shaked.service -o verbose --no-pager | grep -E "^ *(FAILED|WRITES)=" | sed 's/^ *//' | while IFS= read -r line; do say "log restore $line"; done
