@@ -7,6 +7,11 @@ public import NIOCore
 /// A line over the limit is reported once as ``Frame/tooLong`` and its bytes are discarded up to the next
 /// newline, so that a peer sending megabytes without a newline costs at most the limit in memory. The limit is
 /// given with each call: one that changes (a reloaded configuration) applies from the next line taken.
+///
+/// The buffer given at each call is the one given before with what was read since appended at its end (as a NIO
+/// decoder's cumulation, or the bytes left by the last call with a read's bytes written after them). The part of a
+/// line already searched for its newline is not searched again, so a line that comes in many small reads costs
+/// its length once, not its length for each read.
 public struct LineSplitter: Sendable {
     public enum Frame: Sendable {
         case line(ByteBuffer)
@@ -16,6 +21,9 @@ public struct LineSplitter: Sendable {
     /// The bytes of a line already reported as too long are being dropped, up to its newline.
     private var discarding = false
 
+    /// How many bytes at the front of the buffer are known to hold no newline (searched by an earlier call).
+    private var searched = 0
+
     public init() {}
 
     /// The next frame taken from the front of `buffer`, or nil when no whole line waits there (the bytes of a line
@@ -23,16 +31,22 @@ public struct LineSplitter: Sendable {
     public mutating func next(from buffer: inout ByteBuffer, maxLength: Int) -> Frame? {
         while true {
             let view = buffer.readableBytesView
-            guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
+            let from = view.startIndex + min(searched, view.count)
+            guard let newline = view[from...].firstIndex(of: UInt8(ascii: "\n")) else {
                 if discarding {
                     buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                    searched = 0
                 } else if buffer.readableBytes > maxLength {
                     discarding = true
                     buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                    searched = 0
                     return .tooLong
+                } else {
+                    searched = view.count
                 }
                 return nil
             }
+            searched = 0
             let length = newline - view.startIndex
             if discarding {
                 // The end of a line already reported as too long.

@@ -175,4 +175,33 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         bytes.writeString("e\n")
         #expect(take(&splitter, &bytes, maxLength: 8) == "cde")
     }
+
+    /// A line read a byte at a time: the part already searched for its newline is not searched again, and what
+    /// is taken is the same as from one read (the line, its `\r` dropped at the end, the limit crossed by the
+    /// byte that crosses it and no sooner).
+    @Test func aLineReadAByteAtATimeIsTakenAsFromOneRead() {
+        var splitter = LineSplitter()
+        var bytes = ByteBuffer()
+        var taken: [String] = []
+        for byte in "abcd\r\nabcdefgh\n123456789 no newline yet\nok\n".utf8 {
+            bytes.writeInteger(byte)
+            while let line = take(&splitter, &bytes, maxLength: 8) { taken.append(line) }
+        }
+        #expect(taken == ["abcd", "abcdefgh", "<too long>", "ok"])
+        #expect(bytes.readableBytes == 0)
+    }
+
+    /// The bytes left by one call with a new read's written after them, as the client's handler gives them: a
+    /// newline in the new part is found, after a front already searched.
+    @Test func aNewlineInTheNextReadIsFoundAfterTheSearchedFront() {
+        var splitter = LineSplitter()
+        var bytes = ByteBuffer(string: "first\nsecond half")
+        #expect(take(&splitter, &bytes, maxLength: 64) == "first")
+        #expect(take(&splitter, &bytes, maxLength: 64) == nil)
+        var next = ByteBuffer(string: " and end\nthird\n")
+        bytes.writeBuffer(&next)
+        #expect(take(&splitter, &bytes, maxLength: 64) == "second half and end")
+        #expect(take(&splitter, &bytes, maxLength: 64) == "third")
+        #expect(take(&splitter, &bytes, maxLength: 64) == nil)
+    }
 }
