@@ -138,6 +138,7 @@ info "$(cost "$pid" 10 cost) hz=$(getconf CLK_TCK) relay_rate=$(rate)"
 # listeners' rate starts the sensor's buffer again, and a turn meanwhile would wait for it (a reading 0.7 s
 # late, measured), which is not the relay's timing.
 sleep "$(awk -v go="$go" -v now="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { w = go + 23.5 - now; print (w > 0 ? w : 0) }')"
+listened=$(date +%s)
 shakectl listen --json >/tmp/relay-listen 2>/tmp/relay-listen.err &
 lpid=$!
 played relay
@@ -145,6 +146,7 @@ sleep 2
 info "subscribed_rate=$(rate)"
 kill $lpid $mpid 2>/dev/null
 wait $lpid $mpid 2>/dev/null
+listened_end=$(($(date +%s) + 1))
 # Nobody claims the accelerometer any more: iio-sensor-proxy stops reading the relay, and after 3 s without a
 # read shaked turns the sensor off (the feeder's device stays, its trace played). Measured over 20 s: the
 # daemon's one timer left while idle, the watchdog's ping, comes every 10 s.
@@ -175,6 +177,12 @@ journalctl -u shaked.service -u iio-sensor-proxy.service -o short-monotonic --no
   tail -400 | while IFS= read -r line; do say "log journal $line"; done
 journalctl -u shaked.service -o json --no-pager | grep -E '"MESSAGE":"relay (read planned|node opened|reading written)"' |
   tail -600 | while IFS= read -r line; do say "phase $line"; done
+# What shaked logged while the subscriber listened (its capture switched to the listeners' rate, any break in
+# the stream): a shake it did not get is read against these. On the wall clock: a suspend earlier in the boot
+# (systemd-suspend) puts /proc/uptime ahead of the journal's monotonic times.
+journalctl -u shaked.service --since "@$listened" --until "@$listened_end" -o short-monotonic --no-pager | tr -d '[]' |
+  grep -v "relay read planned\|relay node opened\|relay reading written" |
+  tail -80 | while IFS= read -r line; do say "log listen $line"; done
 
 # --- Without the relay: iio-sensor-proxy reads the IIO device itself ---
 systemctl stop shaked.service iio-sensor-proxy.service
