@@ -18,7 +18,7 @@
 /// than 700 ms is followed (from two gaps in a row that agree).
 ///
 /// Whether each read came before its poll is checked without a wake-up: the caller counts the opens before
-/// each read (``counted(opens:beforeRead:)``) and after its reading was written (``plan(now:)``'s `opens`). An
+/// each read (``countedBeforeRead(opens:)``) and after its reading was written (``plan(now:)``'s `opens`). An
 /// open while it was read and written means the poll came within that delay after the read's time: the phase is
 /// placed there, and the next read planned from it. An open more than expected before the read means the poll
 /// came earlier, at a time not known: the phase is lost, and the next read waits for the open and happens at it
@@ -52,9 +52,6 @@ public struct PollPhase: Sendable, Equatable {
     public private(set) var delay = 0.0
     /// The time the last planned read was planned for.
     private var plannedRead: Double?
-    /// Whether a poll came while the last planned read was read and written (its time then known to within
-    /// that delay).
-    private var pollDuringRead = false
     /// Whether ``lastOpen`` is such a poll's time, not one timed: the next timed open gives the phase, not the
     /// period.
     private var estimated = false
@@ -150,18 +147,13 @@ public struct PollPhase: Sendable, Equatable {
         lost = false
     }
 
-    /// Opens counted without their time: just before a planned read (`beforeRead`), the opens since it was
-    /// planned; more than the polls expected before it means its poll came first. (The opens while it was read
-    /// and written come with the next ``plan(now:opens:)``.)
-    public mutating func counted(opens: Int, beforeRead: Bool) {
+    /// Opens counted without their time just before a planned read: the opens since it was planned; more than the
+    /// polls expected before it means its poll came first. (The opens while it was read and written come with the
+    /// next ``plan(now:opens:)``.)
+    public mutating func countedBeforeRead(opens: Int) {
         guard opens > 0, readFor != nil else { return }
-        if beforeRead {
-            if opens > expectedBeforeRead { lost = true }
-            expectedBeforeRead = max(0, expectedBeforeRead - opens)
-        } else {
-            pollDuringRead = true
-            readFor = nil
-        }
+        if opens > expectedBeforeRead { lost = true }
+        expectedBeforeRead = max(0, expectedBeforeRead - opens)
     }
 
     /// A mean interval measured: the period, shortened at once, lengthened by a part (the first taken whole).
@@ -200,8 +192,9 @@ public struct PollPhase: Sendable, Equatable {
         }
         plannedRead = nil
         lead = min(max(leastLead, delay + Self.margin), period / 4)
-        pollDuringRead = false
-        counted(opens: opens, beforeRead: false)
+        // An open while the last planned read was read and written: its poll came within that delay.
+        let pollDuringRead = opens > 0 && readFor != nil
+        if pollDuringRead { readFor = nil }
         if pollDuringRead, !lost, let planned, lastOpen != nil, now.isFinite, now >= planned, now - planned < period {
             // The poll came after the read's time and before its reading was written: its time is known to within
             // that delay. The phase is placed at the read's time (the poll's earliest), and the next read planned
@@ -267,7 +260,6 @@ public struct PollPhase: Sendable, Equatable {
         lastOpen = nil
         waitingUntil = nil
         plannedRead = nil
-        pollDuringRead = false
         estimated = false
         readFor = nil
         expectedBeforeRead = 0

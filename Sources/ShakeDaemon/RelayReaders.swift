@@ -34,7 +34,7 @@ final class RelayReaders: Sendable {
         var closes = 0
         /// Opens drained since the last one timed: the polls between two timed opens.
         var opensSinceTimed = 0
-        /// Opens drained since the phase was last told of them (``PollPhase/counted(opens:beforeRead:)``).
+        /// Opens drained since the phase was last told of them (``PollPhase/countedBeforeRead(opens:)``).
         var opensUntold = 0
     }
 
@@ -231,7 +231,7 @@ extension RelayReaders: RelayReadTiming {
         let lost: Bool = state.withLock { state in
             Self.drain(&state)
             let wasLost = state.phase.lost
-            state.phase.counted(opens: state.opensUntold, beforeRead: true)
+            state.phase.countedBeforeRead(opens: state.opensUntold)
             state.opensUntold = 0
             return state.phase.lost && !wasLost
         }

@@ -65,7 +65,7 @@ struct PollPhaseTests {
             switch plan {
             case .read(let at):
                 let time = max(at, now)
-                phase.counted(opens: drain(until: time), beforeRead: true)
+                phase.countedBeforeRead(opens: drain(until: time))
                 reads.append((time, time + processing))
                 now = time + processing
             case .readAtOpen(let until):
@@ -167,7 +167,7 @@ struct PollPhaseTests {
         #expect(abs(at - (1.4 - 0.08)) < 1e-9)
         // No open before the read, as expected. The poll of 1.4 came 0.04 s early, while the reading was being
         // written (0.05 s after the read's time).
-        phase.counted(opens: 0, beforeRead: true)
+        phase.countedBeforeRead(opens: 0)
         guard case .read(let next) = phase.plan(now: 1.37, opens: 1) else {
             Issue.record("a planned read expected")
             return
@@ -175,7 +175,7 @@ struct PollPhaseTests {
         #expect(!phase.lost)
         #expect(abs(next - (1.32 + 0.7 - phase.lead)) < 1e-9)
         // An open counted before that read, where none was expected: its poll came first, when is not known.
-        phase.counted(opens: 1, beforeRead: true)
+        phase.countedBeforeRead(opens: 1)
         #expect(phase.lost)
         #expect(phase.plan(now: 1.99) == .readAtOpen(until: 1.99 + 0.7 * 1.5))
         phase.opened(at: 2.66, polls: 2)
