@@ -123,7 +123,10 @@ struct SocketTests {
     @Test func sigtermDuringAShakeReachesSubscribersBeforeTheSocketCloses() async throws {
         let directory = try Harness.scratch("sigterm")
         let trace = "\(directory)/long.csv"
-        try await Harness.shakectl(["synth", "--before", "1", "--duration", "5", "--after", "0", "--out", trace])
+        // The shake begins 6 s into the trace and is cut off as too long 4 s later: the test has until then to
+        // connect its listener and send SIGTERM (with 1 s of lead-in, a loaded machine once took longer, and the
+        // listener heard `too_long`).
+        try await Harness.shakectl(["synth", "--before", "6", "--duration", "5", "--after", "0", "--out", trace])
         let (daemon, socket, _) = try await startDaemon("sigterm-daemon", trace: trace)
         // From the start of the run (`--since 0`): a listener that subscribes after the shake began, on a loaded
         // machine, still hears it.
@@ -131,7 +134,7 @@ struct SocketTests {
             [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--no-reconnect", "--since", "0"],
             pidFile: "\(directory)/none")
         defer { _ = listener.stop(signal: SIGTERM) }
-        let began = await listener.wait(timeout: 10) { $0.stdout.contains(#""phase":"began""#) }
+        let began = await listener.wait(timeout: 15) { $0.stdout.contains(#""phase":"began""#) }
         #expect(began)
         #expect(await daemon.stop(signal: SIGTERM) == 0)
         let cancelled = await listener.wait(timeout: 5) { $0.stdout.contains(#""reason":"interrupted""#) }
