@@ -123,18 +123,19 @@ struct SocketTests {
     @Test func sigtermDuringAShakeReachesSubscribersBeforeTheSocketCloses() async throws {
         let directory = try Harness.scratch("sigterm")
         let trace = "\(directory)/long.csv"
-        // The shake begins 6 s into the trace and is cut off as too long 4 s later: the test has until then to
-        // connect its listener and send SIGTERM (with 1 s of lead-in, a loaded machine once took longer, and the
-        // listener heard `too_long`).
-        try await Harness.shakectl(["synth", "--before", "6", "--duration", "5", "--after", "0", "--out", trace])
-        let (daemon, socket, _) = try await startDaemon("sigterm-daemon", trace: trace)
+        // The trace is replayed at a fifth of real time: the shake begins 1 s into it (5 s of wall time) and is cut
+        // off as too long 4 s of trace later (20 s of wall time), so the test has about 25 s from the daemon's start
+        // to connect its listener and send SIGTERM. (Paced in real time, a listener connected late on a loaded
+        // machine heard the replayed `began` together with `too_long`.)
+        try await Harness.shakectl(["synth", "--before", "1", "--duration", "5", "--after", "0", "--out", trace])
+        let (daemon, socket, _) = try await startDaemon("sigterm-daemon", trace: trace, arguments: ["--speed", "0.2"])
         // From the start of the run (`--since 0`): a listener that subscribes after the shake began, on a loaded
         // machine, still hears it.
         let listener = try DaemonProcess(
             [Harness.product("shakectl"), "listen", "--socket", socket, "--json", "--no-reconnect", "--since", "0"],
             pidFile: "\(directory)/none")
         defer { _ = listener.stop(signal: SIGTERM) }
-        let began = await listener.wait(timeout: 15) { $0.stdout.contains(#""phase":"began""#) }
+        let began = await listener.wait(timeout: 20) { $0.stdout.contains(#""phase":"began""#) }
         #expect(began)
         #expect(await daemon.stop(signal: SIGTERM) == 0)
         let cancelled = await listener.wait(timeout: 5) { $0.stdout.contains(#""reason":"interrupted""#) }
