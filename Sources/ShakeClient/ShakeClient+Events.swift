@@ -150,7 +150,13 @@ extension ShakeClient {
                     return
                 }
                 guard reconnect else { continuation.finish(throwing: error); return }
-                if !waiting {
+                if case .lineTooLong = error {
+                    // A connection made and then failed, as below: said once until an event gets through.
+                    if "\(error)" != lastFailure {
+                        lastFailure = "\(error)"
+                        await continuation.yield(.waiting(reason: "the connection failed: \(error)"))
+                    }
+                } else if !waiting {
                     waiting = true
                     await continuation.yield(.waiting(reason: error.description))
                 }

@@ -194,6 +194,9 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     case protocolMismatch(String)
     /// The connection closed.
     case closed
+    /// The daemon sent a line longer than `limit` bytes (the protocol's lines are far shorter): the connection was
+    /// closed after the lines before it.
+    case lineTooLong(limit: Int)
 
     public var description: String {
         switch self {
@@ -201,6 +204,7 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .refused(let code, let message): "the daemon refused (\(code)): \(message)"
         case .protocolMismatch(let message): "protocol mismatch: \(message)"
         case .closed: "the daemon closed the connection"
+        case .lineTooLong(let limit): "the daemon sent a line longer than \(limit) bytes"
         }
     }
 }

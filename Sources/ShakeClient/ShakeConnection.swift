@@ -341,14 +341,25 @@ final class MessageDelivery: ChannelDuplexHandler {
             waiting.writeBuffer(&bytes)
             bytes = waiting
         }
-        while let frame = lines.next(from: &bytes) {
-            if case .line(let line) = frame { batch.append(line) }
+        var tooLong = false
+        while !tooLong, let frame = lines.next(from: &bytes) {
+            switch frame {
+            case .line(let line): batch.append(line)
+            case .tooLong: tooLong = true
+            }
         }
-        if bytes.readableBytes > 0 { unsplit = bytes }
-        guard !batch.isEmpty else { return }
-        // At the mark, the lines of a read already under way still go in: a read's worth past it at most.
-        if !incoming.offer(contentsOf: batch, whenRoom: whenRoom) { full = true }
-        batch.removeAll(keepingCapacity: true)
+        if !tooLong, bytes.readableBytes > 0 { unsplit = bytes }
+        if !batch.isEmpty {
+            // At the mark, the lines of a read already under way still go in: a read's worth past it at most.
+            if !incoming.offer(contentsOf: batch, whenRoom: whenRoom) { full = true }
+            batch.removeAll(keepingCapacity: true)
+        }
+        if tooLong {
+            // The daemon never writes such a line: the lines before it are delivered, then the connection ends
+            // with an error the consumer can name, instead of the rest of it being read on and dropped.
+            context.fireErrorCaught(ClientError.lineTooLong(limit: lines.maxLength))
+            context.close(promise: nil)
+        }
     }
 
     func read(context: ChannelHandlerContext) {

@@ -92,17 +92,15 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         #expect(try await take() == nil)
     }
 
-    @Test func aLineTooLongIsDroppedToItsEndAndTheNextOnesDelivered() async throws {
+    @Test func aLineTooLongEndsTheConnectionAfterTheLinesBeforeIt() async throws {
         let channel = try await channel()
-        try await receive("12345", on: channel)
-        try await receive("6789", on: channel)  // over the 8 bytes: dropped from here
-        try await receive("0123456789", on: channel)
-        try await receive("tail\nafter\n", on: channel)
-        try await receive("123456789\nnext\n", on: channel)
-        #expect(try await take() == "after")
-        #expect(try await take() == "next")
-        #expect(try await channel.readInbound(as: LineFrameDecoder.Frame.self) == nil)
-        _ = try await channel.finish()
+        try await receive("first\n12345", on: channel)
+        // Over the 8 bytes: the connection ends here, with the error, and what follows is not delivered.
+        await #expect(throws: ClientError.lineTooLong(limit: 8)) { try await receive("6789\nnever\n", on: channel) }
+        #expect(!channel.isActive)
+        buffer.finish()
+        #expect(try await take() == "first")
+        #expect(try await take() == nil)
     }
 }
 
