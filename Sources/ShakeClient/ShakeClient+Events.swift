@@ -110,6 +110,9 @@ extension ShakeClient {
                         guard notification.seq > (lastSeq ?? 0) else { return }
                         lastSeq = notification.seq
                         lastFailure = nil
+                        // The daemon sends every phase until it has read the `subscribe` (the protocol's
+                        // default): one of another phase, live before the answer, is seen but not handed on.
+                        guard phases.isEmpty || phases.contains(notification.event.phase) else { return }
                         await continuation.yield(.shake(notification))
                     }
                     for try await message in connection.messages {

@@ -222,6 +222,9 @@ class Listener:
         if len(self.seen) > 4096:
             self.seen = {value for value in self.seen if value > seq - 2048}
         self.last_seq = max(self.last_seq or 0, seq)
+        # Every phase comes until the daemon has read our subscribe: one sent in that moment is not printed.
+        if self.phases and event.get("phase") not in self.phases:
+            return False
         if self.json:
             print(event["_line"], flush=True)
         else:
