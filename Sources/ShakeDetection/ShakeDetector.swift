@@ -110,7 +110,7 @@ public struct ShakeDetector: Sendable {
     ///   device `beganImpulse` within `briskStrokeFactor` times the time the threshold acceleration would take,
     ///   without leaning first (`maxLean`, `maxLeanAmidMotion`), not after motion mostly along gravity
     ///   (`maxAlongGravity`), not amid hard motion (`maxBusySquared`) and not
-    ///   soon after a motion that was not a shake (`retryTime`);
+    ///   soon after a motion that was not a shake (`retryTime`) nor at a rep's pace (`repPace`);
     /// - or a counted reversal neither of whose strokes points up more steeply than that, in a motion that did not
     ///   set off amid hard motion (`showsHand`).
     /// Any other shake is followed silently (its decisions are the same), and reported once it would pass every
@@ -160,6 +160,12 @@ public struct ShakeDetector: Sendable {
     /// `too_few_reversals`; a hand that tries again after a motion that was not a shake is reported at its first
     /// counted reversal instead.
     static let retryTime = 2.0
+    /// ...nor when the last stroke that did not reverse (a chain with no counted reversal, followed as a possible shake
+    /// or not) set off between `2 * maxHalfPeriod` and this many seconds before: a one-way stroke repeated at a rep's
+    /// pace. Rowing pulls the handle every 1.6 to 2.8 s, and a pull decided not a shake more than `retryTime` before the
+    /// next is still one of them. A hand whose shake strokes one way only (the other way under the threshold, as a
+    /// phone shaken gently) strokes again within its own rhythm, `2 * maxHalfPeriod` at the slowest.
+    static let repPace = 3.0
 
     /// A phone held in the hand and shaken gently on and on swings along a line tilted from level, the wrist
     /// turning it as it goes, at 2.4 to 3.8 g at the turning points: the stroke that points partly down loses its
@@ -460,6 +466,9 @@ public struct ShakeDetector: Sendable {
         var beforeLean = 0.0
         var beforeStroke = 0.0
         var lastNotAShake = -Double.infinity
+        /// When the chain in progress set off, and when the last chain with no counted reversal did (`repPace`).
+        var chainStart = -Double.infinity
+        var lastOneWay = -Double.infinity
         /// The motion between the strokes (`maxAlongGravity`): the sum of the squares, m²/s⁴, of the samples over half
         /// the threshold while armed, no stroke under way and `meanSquare` over `movingSquared`, and of their parts along gravity (times the gravity
         /// estimate's square), each weighed down as it ages; and the time of the last one.
@@ -647,7 +656,8 @@ public struct ShakeDetector: Sendable {
                         && lean.beforeStroke <= Self.maxLean && activity.beforeStroke <= Self.maxBusySquared
                         && (activity.beforeStroke <= Self.movingSquared
                             || (lean.beforeStroke <= Self.maxLeanAmidMotion && !isMostlyAlongGravity))
-                        && time - activity.lastNotAShake > Self.retryTime)
+                        && time - activity.lastNotAShake > Self.retryTime
+                        && !isAtRepPace(at: time))
             else { return nil }
             return report(at: time)
 
@@ -853,6 +863,13 @@ public struct ShakeDetector: Sendable {
         activity.alongGravity > Self.maxAlongGravity * activity.strong * gravity.lengthSquared
     }
 
+    /// Whether a chain's first stroke repeats a one-way stroke at a rep's pace (`repPace`): the last chain with no
+    /// counted reversal set off more than a hand's slowest rhythm and at most `repPace` before.
+    private func isAtRepPace(at time: Double) -> Bool {
+        let since = time - activity.lastOneWay
+        return since > 2 * settings.maxHalfPeriod && since <= Self.repPace
+    }
+
     /// Reports `began` for the shake in progress.
     private mutating func report(at time: Double) -> ShakeEvent {
         shake.isReported = true
@@ -945,6 +962,8 @@ public struct ShakeDetector: Sendable {
     /// Forgets the strokes: the next one starts a new chain (and, unless a shake is in progress, a new count of
     /// reversals).
     private mutating func resetStrokes() {
+        if chain.counted == 0 { activity.lastOneWay = max(activity.lastOneWay, activity.chainStart) }
+        activity.chainStart = -Double.infinity
         current.isUnderWay = false
         lean.now = 0
         lean.excursion = .zero
@@ -1046,6 +1065,7 @@ public struct ShakeDetector: Sendable {
         let rising = lean.excursion
         resetStrokes()
         startStroke(stroke, length, at: time)
+        activity.chainStart = time
         lean.beforeStroke = leaning
         activity.beforeStroke = activity.beforeLean
         chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))

@@ -374,6 +374,29 @@ struct FailureClassTests {
         #expect(outline(events) == ["began", "cancelled(not_a_shake)"])
     }
 
+    /// Rowing pulls the handle every two to three seconds: a brisk level pull and a soft stop, one way, each decided
+    /// `too_few_reversals` a little more than two seconds before the next pull (past `retryTime`). Four pulls 2.9 s
+    /// apart report one `began` (and its `cancelled`), the first; before, each reported its own. The same pulls 3.5 s
+    /// apart, slower than a rep, each still report theirs.
+    @Test func aOneWayStrokeAtARepsPaceReportsOnce() {
+        func pulls(every spacing: Double) -> [Sample] {
+            (0..<Int(100 * (3 + 4 * spacing))).map { index in
+                let time = Double(index) / 100
+                var x = 0.0
+                for pull in 0..<4 {
+                    let start = 1.5 + Double(pull) * spacing
+                    if time >= start && time < start + 0.2 { x = 25 * sin(.pi * (time - start) / 0.2) }
+                    if time >= start + 0.2 && time < start + 0.5 { x = -8 * sin(.pi * (time - start - 0.2) / 0.3) }
+                }
+                return Sample(time: time, x: x, y: 0, z: 9.81)
+            }
+        }
+        let atRepsPace = detect(pulls(every: 2.9))
+        #expect(outline(atRepsPace) == ["began", "cancelled(not_a_shake)"])
+        let slower = detect(pulls(every: 3.5))
+        #expect(outline(slower).filter { $0 == "began" }.count == 4, "\(outline(slower))")
+    }
+
     /// A shake that starts with a brisk stroke across gravity still reports `began` during that first stroke.
     @Test func aBriskSidewaysShakeBeginsOnItsFirstStroke() {
         let shake = strokeTrace(
