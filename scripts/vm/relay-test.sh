@@ -152,7 +152,7 @@ info "$(cost "$pid" 10 cost) hz=$(getconf CLK_TCK) relay_rate=$(rate)"
 # late, measured), which is not the relay's timing.
 sleep "$(awk -v go="$go" -v now="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { w = go + 23.5 - now; print (w > 0 ? w : 0) }')"
 listened=$(date +%s) listen_begin=$(cut -d' ' -f1 /proc/uptime)
-listened_row=$(tail -1 /tmp/relay-sent | cut -d' ' -f2)
+listened_mono=$("$lib/monotonic")
 # Its lines (events, and "connected" on standard error) each after the time it was read, as monitor-sensor's.
 stamped /tmp/relay-listen-times /tmp/relay-listen /tmp/relay-listen.err stdbuf -oL shakectl listen --json
 # The shakes wait until the subscriber is connected and shaked captures for it: its capture at the listeners'
@@ -175,7 +175,7 @@ info "subscribed_rate=$(rate)"
 # Where the feeder stalled while the subscriber listened: consecutive rows sent more than 0.2 s apart ("ROW:GAP",
 # the row after the gap; a gap past the detector's max_gap, 0.5 s, breaks the stream), and the largest gap. HID
 # scans are stamped on arrival, so a stalled feeder is a hole in the sensor's data.
-info "$(awk -v from="${listened_row:-0}" '$2 + 0 >= from + 0 { if (n++ && $1 - t > g) g = $1 - t
+info "$(awk -v from="$listened_mono" '$1 + 0 >= from + 0 { if (n++ && $1 - t > g) g = $1 - t
   if (n > 1 && $1 - t > 0.2) { s = s sep $2 ":" sprintf("%.3f", $1 - t); sep = "," } t = $1 }
   END { printf "subscribed_feeder_stalls=%s subscribed_feeder_widest=%.3f", (s == "" ? "none" : s), g }' /tmp/relay-sent)"
 kill $lpid $mpid 2>/dev/null
