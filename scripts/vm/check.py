@@ -332,7 +332,10 @@ def check_relay(s, spec, args):
         interval = (q[-1][0] - q[0][0]) / (len(q) - 1)
         as_delivered = detect(args.shakectl, delivered, args.delivered, "relay.csv")
         before = len(problems)
-        max_dt, _ = compare(s["events"], as_delivered, 2 * interval + 0.0005, lambda p: HID_QUANTUM + 0.011 + 0.005 * p,
+        # Phases and times as the busybox scenarios hold them; peaks within 5 %: the capture's account to the
+        # quantum is theirs (`shakes3`, `irregular`), and here the loaded guest's kernel merged or dropped a report
+        # within a shake now and then (a peak of 30.08 where the rows as sent give 30.26, at load 30-52).
+        max_dt, _ = compare(s["events"], as_delivered, 2 * interval + 0.0005, lambda p: HID_QUANTUM + 0.05 * p,
                             problems)
         if len(problems) > before:
             problems.insert(before, "the subscriber's events against the samples as delivered (%s):"
@@ -341,9 +344,9 @@ def check_relay(s, spec, args):
             notes.append("the subscriber's events as delivered: %d, max dt %.1f ms" % (len(s["events"]), max_dt * 1000))
         delivered_ended = sum(1 for e in as_delivered if e.get("phase") == "ended")
         if delivered_ended != spec["ended"]:
-            notes.append("WARNING: the rows as delivered hold %d shakes, not %d (the feeder stalled: rows %s s "
-                         "apart): %s" % (delivered_ended, spec["ended"], info.get("subscribed_feeder_widest", "?"),
-                                         [label(e) for e in as_delivered]))
+            notes.append("WARNING: the rows as delivered hold %d shakes, not %d (the feeder stalled within one: its "
+                         "rows more than 0.2 s apart below): %s" % (delivered_ended, spec["ended"],
+                                                                      [label(e) for e in as_delivered]))
     elif ended != spec["ended"]:
         problems.append("%d shakes to shakectl listen with the relay, expected %d" % (ended, spec["ended"]))
     if not any("ADVICE=" in line and "iio-sensor-proxy" in line for line in s["log"]):
