@@ -70,6 +70,18 @@ monitor() {
     echo "$("$lib/monotonic") $line" >>"$1-times"
   done <"$1.fifo" &
 }
+# Runs a command in the background (its pid in lpid) with its standard output to $2 and standard error to $3, and
+# each line of either, after the time it was read (CLOCK_MONOTONIC), to $1. $4...: the command.
+stamped() {
+  local times=$1 out=$2 err=$3
+  shift 3
+  rm -f "$times.fifo" "$times.err.fifo"
+  mkfifo "$times.fifo" "$times.err.fifo"
+  "$@" >"$times.fifo" 2>"$times.err.fifo" &
+  lpid=$!
+  while IFS= read -r line; do echo "$line" >>"$out"; echo "$("$lib/monotonic") $line" >>"$times"; done <"$times.fifo" &
+  while IFS= read -r line; do echo "$line" >>"$err"; echo "$("$lib/monotonic") $line" >>"$times"; done <"$times.err.fifo" &
+}
 # What each thread of process $1 is blocked in ("TID SYSCALL-NUMBER ARGS..." lines, /proc/PID/task/TID/syscall):
 # poll(2) (7) with its timeout in milliseconds as the third argument, epoll_wait (232) the fourth, futex (202).
 blocked() {
@@ -105,8 +117,9 @@ cost() {
 # --- With the relay ---
 # The trace waits (its first row sent over and over) until monitor-sensor has claimed the accelerometer: its
 # first turn is the first orientation after a claim, however long the guest took to start iio-sensor-proxy.
-rm -f /tmp/relay-go
-feed relay --start-after /tmp/relay-go
+rm -f /tmp/relay-go /tmp/relay-shakes-go
+# And the shakes (26 s into the trace) wait until the subscriber captures at the listeners' rate (below).
+feed relay --start-after /tmp/relay-go --hold-at 26 /tmp/relay-shakes-go
 for _ in $(seq 450); do grep -q "Phys=shaked/accelerometer-relay" /proc/bus/input/devices && break; sleep 0.2; done
 # Its evdev node (the relay is made once capture starts; evdev attaches a moment later).
 for _ in $(seq 50); do
@@ -138,12 +151,33 @@ info "$(cost "$pid" 10 cost) hz=$(getconf CLK_TCK) relay_rate=$(rate)"
 # listeners' rate starts the sensor's buffer again, and a turn meanwhile would wait for it (a reading 0.7 s
 # late, measured), which is not the relay's timing.
 sleep "$(awk -v go="$go" -v now="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { w = go + 23.5 - now; print (w > 0 ? w : 0) }')"
-listened=$(date +%s)
-shakectl listen --json >/tmp/relay-listen 2>/tmp/relay-listen.err &
-lpid=$!
+listened=$(date +%s) listen_begin=$(cut -d' ' -f1 /proc/uptime)
+listened_mono=$("$lib/monotonic")
+# Its lines (events, and "connected" on standard error) each after the time it was read, as monitor-sensor's.
+stamped /tmp/relay-listen-times /tmp/relay-listen /tmp/relay-listen.err stdbuf -oL shakectl listen --json
+# The shakes wait until the subscriber is connected and shaked captures for it: its capture at the listeners'
+# rate starts the buffer again, which interrupts a shake under way (the relay's capture follows the shakes too,
+# the feeder sending 100 Hz whatever the rate), and a shakectl took seconds to connect in a loaded guest.
+ready=no
+for _ in $(seq 300); do
+  if grep -q connected /tmp/relay-listen.err 2>/dev/null && [ "$(rate)" = "100.000000" ] &&
+    journalctl -u shaked.service --since "@$listened" -o cat --no-pager | grep -q "receiving samples"; then
+    ready=yes
+    break
+  fi
+  sleep 0.1
+done
+info "subscriber_ready=$ready subscriber_wait=$(awk -v a="$listen_begin" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f", b - a }')"
+touch /tmp/relay-shakes-go
 played relay
 sleep 2
 info "subscribed_rate=$(rate)"
+# Where the feeder stalled while the subscriber listened: consecutive rows sent more than 0.2 s apart ("ROW:GAP",
+# the row after the gap; a gap past the detector's max_gap, 0.5 s, breaks the stream), and the largest gap. HID
+# scans are stamped on arrival, so a stalled feeder is a hole in the sensor's data.
+info "$(awk -v from="$listened_mono" '$1 + 0 >= from + 0 { if (n++ && $1 - t > g) g = $1 - t
+  if (n > 1 && $1 - t > 0.2) { s = s sep $2 ":" sprintf("%.3f", $1 - t); sep = "," } t = $1 }
+  END { printf "subscribed_feeder_stalls=%s subscribed_feeder_widest=%.3f", (s == "" ? "none" : s), g }' /tmp/relay-sent)"
 kill $lpid $mpid 2>/dev/null
 wait $lpid $mpid 2>/dev/null
 listened_end=$(($(date +%s) + 1))
@@ -163,6 +197,11 @@ wait $fpid 2>/dev/null
 while IFS= read -r line; do say "event $line"; done </tmp/relay-listen
 while IFS= read -r line; do say "monitor-relay $line"; done </tmp/relay-monitor
 while IFS= read -r line; do say "monitor-times $line"; done </tmp/relay-monitor-times
+while IFS= read -r line; do say "listen-times $line"; done </tmp/relay-listen-times
+# The rows as the feeder sent them from the hold before the shakes on (CLOCK_MONOTONIC, row): the checker gives
+# them to shakectl detect, whose events the subscriber's must be (a feeder stalled by the loaded guest sends the
+# rows it missed in a burst, and a shake cut so is another input).
+awk '$2 >= 2599' /tmp/relay-sent | while IFS= read -r line; do say "sent $line"; done
 while IFS= read -r line; do say "monitor-reclaim $line"; done </tmp/relay-reclaim
 # When the feeder sent the last row of each turn (scripts/vm/orientation-trace.py: 6 s, then 1 s turns held 4 s).
 info "turn_ends=$(awk '$2 == 699 || $2 == 1199 || $2 == 1699 || $2 == 2199 { printf "%s%s", (n++ ? "," : ""), $1 }' /tmp/relay-sent)"

@@ -28,6 +28,9 @@
  *   --start-after F   once streaming, keep sending the first row (at the trace's interval) until the file F
  *                     exists, then play the trace: it begins when the test is ready for it, however slow the
  *                     guest was to get there
+ *   --hold-at S F     at S seconds into the trace, keep sending the row before (at the trace's interval) until
+ *                     the file F exists, then play on, the rest of the trace as late as the hold was long: a part
+ *                     of the trace waits for the test (prints "held MONO SECONDS", when it went on and how long)
  * It prints, on standard output, "uhid-accel: start MONO" (CLOCK_MONOTONIC seconds at which the first row was
  * sent; trace time 0 is the first row's time) and a summary at the end.
  */
@@ -273,7 +276,8 @@ int main(int argc, char **argv) {
     int pause_idle = 0;
     long seed = 1;
     int again = 0;
-    const char *trace = NULL, *sent_path = NULL, *start_after = NULL;
+    const char *trace = NULL, *sent_path = NULL, *start_after = NULL, *hold_file = NULL;
+    double hold_at = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double *target = NULL;
@@ -289,6 +293,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--sent") && i + 1 < argc) { sent_path = argv[++i]; continue; }
         else if (!strcmp(a, "--again")) { again = 1; continue; }
         else if (!strcmp(a, "--start-after") && i + 1 < argc) { start_after = argv[++i]; continue; }
+        else if (!strcmp(a, "--hold-at") && i + 2 < argc) { hold_at = atof(argv[++i]); hold_file = argv[++i]; continue; }
         else if (a[0] != '-' && !trace) { trace = a; continue; }
         else { fprintf(stderr, "uhid-accel: bad argument %s\n", a); return 64; }
         if (i + 1 >= argc) { fprintf(stderr, "uhid-accel: %s needs a value\n", a); return 64; }
@@ -338,6 +343,19 @@ int main(int argc, char **argv) {
                 fflush(stdout);
                 vanished = 1;
                 break;
+            }
+            if (play == 0 && hold_file && offset >= hold_at) {
+                /* Hold the row before until the test is ready; the rest of the trace comes that much later. */
+                double step = nrows > 1 ? (rows[nrows - 1].t - rows[0].t) / (nrows - 1) : 0.01;
+                double held = now(), due = start + offset;
+                for (; access(hold_file, F_OK) != 0; due += step) {
+                    serve_until(due);
+                    if (streaming) { send_input(); sent++; }
+                }
+                start += now() - (start + offset);
+                printf("uhid-accel: held %.6f %.6f\n", now(), now() - held);
+                fflush(stdout);
+                hold_file = NULL;
             }
             double due = start + offset + (jitter_ms > 0 ? uniform() * jitter_ms / 1000 : 0);
             serve_until(due);
