@@ -524,6 +524,10 @@ public struct ShakeDetector: Sendable {
     private var shake = Shake()
     private var freeFall = FreeFallWatch()
     private var sway = Sway()
+    /// What the square of an armed sample's gravity-free acceleration must exceed for more than the lean's end to be
+    /// asked of it: half the threshold's square (`dutySquared`, under the sway's and the stroke's thresholds) while
+    /// neither a stroke nor a stroke of the sway is under way, -1 (every sample) while one is (`updateQuiet`).
+    private var quietSquared = 0.0
 
     /// Creates a detector.
     /// - Precondition: the settings are valid (see ``DetectorSettings/validate()``).
@@ -561,6 +565,13 @@ public struct ShakeDetector: Sendable {
         derived.briskStroke = Self.briskStrokeFactor * settings.beganImpulse / settings.threshold
         derived.sway = Self.swayFraction * settings.threshold
         derived.swaySquared = derived.sway * derived.sway
+        updateQuiet()
+    }
+
+    /// Keeps `quietSquared` true to the strokes under way: asked wherever a stroke or a stroke of the sway starts or
+    /// ends.
+    private mutating func updateQuiet() {
+        quietSquared = current.isUnderWay || sway.isUnderWay ? -1 : derived.dutySquared
     }
 
     /// Feeds one sample.
@@ -594,8 +605,13 @@ public struct ShakeDetector: Sendable {
         case .armed:
             activity.meanSquare +=
                 (linear.lengthSquared - activity.meanSquare) * min(1, gap * (1 / Self.busyTimeConstant))
-            // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
-            // (limiting free fall never lengthens the vector).
+            // The common case, at rest or walking: nothing under way, and nothing over half the threshold.
+            guard linear.lengthSquared > quietSquared else {
+                endLean(at: time)
+                return nil
+            }
+            // No stroke under way, and nothing strong enough to start one (limiting free fall never lengthens the
+            // vector): only the lean and the sway follow the sample.
             guard current.isUnderWay || linear.lengthSquared > derived.thresholdSquared else {
                 // How long the device has leant (see `maxLean`).
                 if linear.lengthSquared > derived.dutySquared {
@@ -606,16 +622,7 @@ public struct ShakeDetector: Sendable {
                     lean.excursion = lean.excursion + linear * gap
                     if activity.meanSquare > Self.movingSquared { followAlongGravity(linear, at: time) }
                 } else {
-                    activity.beforeLean = activity.meanSquare
-                    // A sum of intervals, never negative nor a negative zero: over 0 exactly when its bits are not all
-                    // 0, which is one integer test instead of a floating-point one against a zero made first.
-                    if lean.now.bitPattern != 0 {
-                        lean.now = 0
-                        endExcursion(at: time)
-                    }
-                    // Under half the threshold is under the sway's too: only a stroke of it under way goes on.
-                    guard sway.isUnderWay else { return nil }
-                    return swayWhileArmed(linear, acceleration, at: time)
+                    endLean(at: time)
                 }
                 guard sway.isUnderWay || linear.lengthSquared > derived.swaySquared else { return nil }
                 return swayWhileArmed(linear, acceleration, at: time)
@@ -753,6 +760,7 @@ public struct ShakeDetector: Sendable {
         guard sway.isUnderWay else {
             guard lengthSquared > derived.swaySquared else { return false }
             sway.isUnderWay = true
+            updateQuiet()
             sway.peakLength = 0
             startSwayStroke(linear, lengthSquared.squareRoot(), at: time)
             sway.runStart = time
@@ -768,6 +776,7 @@ public struct ShakeDetector: Sendable {
                 Double(counters.samples &- sway.startSample) * step(at: time) > settings.maxHalfPeriod
             {
                 sway.isUnderWay = false
+                updateQuiet()
             }
             return false
         }
@@ -825,6 +834,18 @@ public struct ShakeDetector: Sendable {
         if strokeSquared > derived.dutySquared {
             account.active += weight
             account.lastActive = time
+        }
+    }
+
+    /// A sample under half the threshold while armed without a stroke: the device no longer leans.
+    @inline(__always)
+    private mutating func endLean(at time: Double) {
+        activity.beforeLean = activity.meanSquare
+        // A sum of intervals, never negative nor a negative zero: over 0 exactly when its bits are not all 0, which
+        // is one integer test instead of a floating-point one against a zero made first.
+        if lean.now.bitPattern != 0 {
+            lean.now = 0
+            endExcursion(at: time)
         }
     }
 
@@ -946,6 +967,7 @@ public struct ShakeDetector: Sendable {
     /// reversals).
     private mutating func resetStrokes() {
         current.isUnderWay = false
+        updateQuiet()
         lean.now = 0
         lean.excursion = .zero
         lean.lastExcursion = .zero
@@ -1148,6 +1170,7 @@ public struct ShakeDetector: Sendable {
 
     private mutating func startStroke(_ stroke: Vector3, _ length: Double, at time: Double, impulse: Double = 0) {
         current.isUnderWay = true
+        updateQuiet()
         current.direction = stroke * (1 / length)
         current.peakLength = length
         current.start = time
