@@ -631,8 +631,8 @@ public struct ShakeDetector: Sendable {
             // it watches (`heldSquared`) is kept, as it would keep it.
             if sway.isUnderWay || linear.lengthSquared > derived.swaySquared {
                 if let event = swayWhileArmed(linear, acceleration, at: time) { return event }
-            } else if stream.lastAcceleration.lengthSquared < Self.heldSquared {
-                sway.weightless = time
+            } else {
+                keepWeightless(acceleration, at: time)
             }
             let dt = step(at: time)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
@@ -680,7 +680,8 @@ public struct ShakeDetector: Sendable {
                 freeFall.since = time
             }
             if !shake.isReported || tally.goodReversals < settings.reversals,
-                sway.isUnderWay || linear.lengthSquared > derived.swaySquared, followSway(linear, at: time)
+                sway.isUnderWay || linear.lengthSquared > derived.swaySquared,
+                followSway(linear, acceleration, at: time)
             {
                 sway.taken = max(sway.taken, sway.halves.count)
                 if !shake.isReported { return report(at: time) }
@@ -744,18 +745,19 @@ public struct ShakeDetector: Sendable {
     /// strokes made of it. Out of line, so that the samples that do not ask it keep their registers.
     @inline(never)
     private mutating func swayWhileArmed(_ linear: Vector3, _ acceleration: Vector3, at time: Double) -> ShakeEvent? {
-        guard followSway(linear, at: time) else { return nil }
+        guard followSway(linear, acceleration, at: time) else { return nil }
         startShake(at: time, acceleration: acceleration, linear: linear)
         sway.taken = sway.halves.count
         return report(at: time)
     }
 
     /// Follows the sway (`swayFraction`) and says whether this sample completed the run that takes a shake. Asked on
-    /// a sample past the sway's threshold or while a stroke of it is under way, so that a device at rest costs one
-    /// comparison; a run is made of strokes under way one after the other, so that every reading of it is seen.
+    /// a sample past the sway's threshold or while a stroke of it is under way, so that a device at rest costs it
+    /// nothing (`quietSquared`); a run is made of strokes under way one after the other, so that every reading of it
+    /// is seen.
     @inline(never)
-    private mutating func followSway(_ linear: Vector3, at time: Double) -> Bool {
-        if stream.lastAcceleration.lengthSquared < Self.heldSquared { sway.weightless = time }
+    private mutating func followSway(_ linear: Vector3, _ acceleration: Vector3, at time: Double) -> Bool {
+        keepWeightless(acceleration, at: time)
         let lengthSquared = linear.lengthSquared
         guard sway.isUnderWay else {
             guard lengthSquared > derived.swaySquared else { return false }
@@ -803,6 +805,12 @@ public struct ShakeDetector: Sendable {
         startSwayStroke(linear, length, at: time)
         guard sway.halves.count >= Self.swayReversals, sway.weightless < sway.runStart else { return false }
         return sway.halves.deviation <= settings.maxIrregularity * sway.halves.mean
+    }
+
+    /// Keeps the last reading under half a g (`heldSquared`): a run of the sway that started before it is not taken.
+    @inline(__always)
+    private mutating func keepWeightless(_ acceleration: Vector3, at time: Double) {
+        if acceleration.lengthSquared < Self.heldSquared { sway.weightless = time }
     }
 
     private mutating func startSwayStroke(_ linear: Vector3, _ length: Double, at time: Double) {
@@ -990,7 +998,7 @@ public struct ShakeDetector: Sendable {
     /// The stroke after a good reversal has given the device the impulse that swings it back: the reversal
     /// counts, unless the reading may be the device resting, turned, behind a lagging gravity estimate (then the
     /// stroke is the estimate's lag, not the hand). Out of line: it runs once a reversal.
-    @inline(__always)
+    @inline(never)
     private mutating func swingBack(at time: Double, dt: Double) {
         if mayBeTurning(dt: dt) {
             turning.suspected = true
