@@ -533,6 +533,10 @@ public struct ShakeDetector: Sendable {
     private var shake = Shake()
     private var freeFall = FreeFallWatch()
     private var sway = Sway()
+    /// What the square of an armed sample's gravity-free acceleration must exceed for more than the lean's end to be
+    /// asked of it: half the threshold's square (`dutySquared`, under the sway's and the stroke's thresholds) while
+    /// neither a stroke nor a stroke of the sway is under way, -1 (every sample) while one is (`updateQuiet`).
+    private var quietSquared = 0.0
 
     /// Creates a detector.
     /// - Precondition: the settings are valid (see ``DetectorSettings/validate()``).
@@ -570,6 +574,13 @@ public struct ShakeDetector: Sendable {
         derived.briskStroke = Self.briskStrokeFactor * settings.beganImpulse / settings.threshold
         derived.sway = Self.swayFraction * settings.threshold
         derived.swaySquared = derived.sway * derived.sway
+        updateQuiet()
+    }
+
+    /// Keeps `quietSquared` true to the strokes under way: asked wherever a stroke or a stroke of the sway starts or
+    /// ends.
+    private mutating func updateQuiet() {
+        quietSquared = current.isUnderWay || sway.isUnderWay ? -1 : derived.dutySquared
     }
 
     /// Feeds one sample.
@@ -603,8 +614,13 @@ public struct ShakeDetector: Sendable {
         case .armed:
             activity.meanSquare +=
                 (linear.lengthSquared - activity.meanSquare) * min(1, gap * (1 / Self.busyTimeConstant))
-            // The common case, at rest or walking: no stroke under way, and nothing strong enough to start one
-            // (limiting free fall never lengthens the vector).
+            // The common case, at rest or walking: nothing under way, and nothing over half the threshold.
+            guard linear.lengthSquared > quietSquared else {
+                endLean(at: time)
+                return nil
+            }
+            // No stroke under way, and nothing strong enough to start one (limiting free fall never lengthens the
+            // vector): only the lean and the sway follow the sample.
             guard current.isUnderWay || linear.lengthSquared > derived.thresholdSquared else {
                 // How long the device has leant (see `maxLean`).
                 if linear.lengthSquared > derived.dutySquared {
@@ -615,16 +631,7 @@ public struct ShakeDetector: Sendable {
                     lean.excursion = lean.excursion + linear * gap
                     if activity.meanSquare > Self.movingSquared { followAlongGravity(linear, at: time) }
                 } else {
-                    activity.beforeLean = activity.meanSquare
-                    // A sum of intervals, never negative nor a negative zero: over 0 exactly when its bits are not all
-                    // 0, which is one integer test instead of a floating-point one against a zero made first.
-                    if lean.now.bitPattern != 0 {
-                        lean.now = 0
-                        endExcursion(at: time)
-                    }
-                    // Under half the threshold is under the sway's too: only a stroke of it under way goes on.
-                    guard sway.isUnderWay else { return nil }
-                    return swayWhileArmed(linear, acceleration, at: time)
+                    endLean(at: time)
                 }
                 guard sway.isUnderWay || linear.lengthSquared > derived.swaySquared else { return nil }
                 return swayWhileArmed(linear, acceleration, at: time)
@@ -633,8 +640,8 @@ public struct ShakeDetector: Sendable {
             // it watches (`heldSquared`) is kept, as it would keep it.
             if sway.isUnderWay || linear.lengthSquared > derived.swaySquared {
                 if let event = swayWhileArmed(linear, acceleration, at: time) { return event }
-            } else if stream.lastAcceleration.lengthSquared < Self.heldSquared {
-                sway.weightless = time
+            } else {
+                keepWeightless(acceleration, at: time)
             }
             let dt = step(at: time)
             let stroke = Self.limitingFreeFall(linear, gravity: gravity, allowance: settings.freeFallAllowance)
@@ -683,7 +690,8 @@ public struct ShakeDetector: Sendable {
                 freeFall.since = time
             }
             if !shake.isReported || tally.goodReversals < settings.reversals,
-                sway.isUnderWay || linear.lengthSquared > derived.swaySquared, followSway(linear, at: time)
+                sway.isUnderWay || linear.lengthSquared > derived.swaySquared,
+                followSway(linear, acceleration, at: time)
             {
                 sway.taken = max(sway.taken, sway.halves.count)
                 if !shake.isReported { return report(at: time) }
@@ -747,22 +755,24 @@ public struct ShakeDetector: Sendable {
     /// strokes made of it. Out of line, so that the samples that do not ask it keep their registers.
     @inline(never)
     private mutating func swayWhileArmed(_ linear: Vector3, _ acceleration: Vector3, at time: Double) -> ShakeEvent? {
-        guard followSway(linear, at: time) else { return nil }
+        guard followSway(linear, acceleration, at: time) else { return nil }
         startShake(at: time, acceleration: acceleration, linear: linear)
         sway.taken = sway.halves.count
         return report(at: time)
     }
 
     /// Follows the sway (`swayFraction`) and says whether this sample completed the run that takes a shake. Asked on
-    /// a sample past the sway's threshold or while a stroke of it is under way, so that a device at rest costs one
-    /// comparison; a run is made of strokes under way one after the other, so that every reading of it is seen.
+    /// a sample past the sway's threshold or while a stroke of it is under way, so that a device at rest costs it
+    /// nothing (`quietSquared`); a run is made of strokes under way one after the other, so that every reading of it
+    /// is seen.
     @inline(never)
-    private mutating func followSway(_ linear: Vector3, at time: Double) -> Bool {
-        if stream.lastAcceleration.lengthSquared < Self.heldSquared { sway.weightless = time }
+    private mutating func followSway(_ linear: Vector3, _ acceleration: Vector3, at time: Double) -> Bool {
+        keepWeightless(acceleration, at: time)
         let lengthSquared = linear.lengthSquared
         guard sway.isUnderWay else {
             guard lengthSquared > derived.swaySquared else { return false }
             sway.isUnderWay = true
+            updateQuiet()
             sway.peakLength = 0
             startSwayStroke(linear, lengthSquared.squareRoot(), at: time)
             sway.runStart = time
@@ -778,6 +788,7 @@ public struct ShakeDetector: Sendable {
                 Double(counters.samples &- sway.startSample) * step(at: time) > settings.maxHalfPeriod
             {
                 sway.isUnderWay = false
+                updateQuiet()
             }
             return false
         }
@@ -804,6 +815,12 @@ public struct ShakeDetector: Sendable {
         startSwayStroke(linear, length, at: time)
         guard sway.halves.count >= Self.swayReversals, sway.weightless < sway.runStart else { return false }
         return sway.halves.deviation <= settings.maxIrregularity * sway.halves.mean
+    }
+
+    /// Keeps the last reading under half a g (`heldSquared`): a run of the sway that started before it is not taken.
+    @inline(__always)
+    private mutating func keepWeightless(_ acceleration: Vector3, at time: Double) {
+        if acceleration.lengthSquared < Self.heldSquared { sway.weightless = time }
     }
 
     private mutating func startSwayStroke(_ linear: Vector3, _ length: Double, at time: Double) {
@@ -835,6 +852,18 @@ public struct ShakeDetector: Sendable {
         if strokeSquared > derived.dutySquared {
             account.active += weight
             account.lastActive = time
+        }
+    }
+
+    /// A sample under half the threshold while armed without a stroke: the device no longer leans.
+    @inline(__always)
+    private mutating func endLean(at time: Double) {
+        activity.beforeLean = activity.meanSquare
+        // A sum of intervals, never negative nor a negative zero: over 0 exactly when its bits are not all 0, which
+        // is one integer test instead of a floating-point one against a zero made first.
+        if lean.now.bitPattern != 0 {
+            lean.now = 0
+            endExcursion(at: time)
         }
     }
 
@@ -965,6 +994,7 @@ public struct ShakeDetector: Sendable {
         if chain.counted == 0 { activity.lastOneWay = max(activity.lastOneWay, activity.chainStart) }
         activity.chainStart = -Double.infinity
         current.isUnderWay = false
+        updateQuiet()
         lean.now = 0
         lean.excursion = .zero
         lean.lastExcursion = .zero
@@ -987,7 +1017,7 @@ public struct ShakeDetector: Sendable {
     /// The stroke after a good reversal has given the device the impulse that swings it back: the reversal
     /// counts, unless the reading may be the device resting, turned, behind a lagging gravity estimate (then the
     /// stroke is the estimate's lag, not the hand). Out of line: it runs once a reversal.
-    @inline(__always)
+    @inline(never)
     private mutating func swingBack(at time: Double, dt: Double) {
         if mayBeTurning(dt: dt) {
             turning.suspected = true
@@ -1168,6 +1198,7 @@ public struct ShakeDetector: Sendable {
 
     private mutating func startStroke(_ stroke: Vector3, _ length: Double, at time: Double, impulse: Double = 0) {
         current.isUnderWay = true
+        updateQuiet()
         current.direction = stroke * (1 / length)
         current.peakLength = length
         current.start = time

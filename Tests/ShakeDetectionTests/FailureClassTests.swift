@@ -703,4 +703,21 @@ struct FailureClassTests {
         }
         #expect(detect(samples).isEmpty)
     }
+
+    /// A stroke of the sway alone (10.5 m/s², over the sway's threshold and under the threshold), a second under
+    /// half the threshold, then five square strokes of the sway, +x first, at 25 Hz, each from rest or from the
+    /// one before without a sample between half the threshold and the sway's. The quiet samples end the lone
+    /// stroke (they are under half the threshold, yet a stroke of the sway is under way), so the run's first
+    /// stroke starts anew and its four reversals take the shake; a detector that let them pass the sway by would
+    /// find the run's first reversal too slow after the lone stroke, and take nothing.
+    @Test func theSwaySeesTheQuietSamplesOfItsStroke() {
+        let run = (0..<5).flatMap { index in Array(repeating: index % 2 == 0 ? 10.5 : -10.5, count: 3) }
+        let lengthwise =
+            Array(repeating: 0.0, count: 40) + Array(repeating: 10.5, count: 3)
+            + Array(repeating: 0.0, count: 25) + run + Array(repeating: 0.0, count: 40)
+        let samples = lengthwise.enumerated().map { index, x in
+            Sample(time: Double(index) / 25, x: x, y: 0, z: 9.81)
+        }
+        #expect(detect(samples).first?.phase == .began, "\(detect(samples))")
+    }
 }
