@@ -414,6 +414,14 @@ public struct ShakeDetector: Sendable {
         /// The reversals of this chain that counted (the tally counts the whole shake's): a shake followed silently
         /// is reported once it would pass only if they alone are as many as it needs (`isOneRun`).
         var counted = 0
+        /// Whether the chain's first stroke, closed by a good reversal, pointed up (more steeply than `nearlyLevel`)
+        /// and the device was already moving into it, held: a lead-in of `fromRest` of its impulse, and no reading
+        /// under 0.3 g for `freeFallTime` within `maxHalfPeriod` before it. A hand that shakes a device along
+        /// gravity sets off from rest with a stroke of its own (a third of a turning stroke's impulse, under the
+        /// threshold), so its first strong stroke turns the device round; a landing or a step from rest comes out
+        /// of stillness, and a jump's from a fall that nothing held. Once that stroke's reversal counts, it shows a
+        /// hand (`showsHand`) as a level one does: `began` a back-and-forth sooner than once the shake would pass.
+        var upFromRest = false
     }
 
     /// The reversals of the shake (or, while armed, of the chain): counted, rejected and how, and the first two
@@ -454,6 +462,10 @@ public struct ShakeDetector: Sendable {
         var excursion = Vector3.zero
         var lastExcursion = Vector3.zero
         var lastExcursionEnd = -Double.infinity
+        /// How long the device has read under 0.3 g in the lean under way, and when it last had for `freeFallTime`
+        /// (`upFromRest`).
+        var weightless = 0.0
+        var fell = -Double.infinity
     }
 
     /// How busy the device was before a chain's first stroke (`maxBusySquared`), and when a motion was last decided
@@ -629,6 +641,13 @@ public struct ShakeDetector: Sendable {
                     if linear.dot(lean.excursion) < 0 { endExcursion(at: time) }
                     lean.now += gap
                     lean.excursion = lean.excursion + linear * gap
+                    // Whether anything held the device (`upFromRest`): only a sample that leans can read this little.
+                    if acceleration.lengthSquared < Self.freeFallSquared {
+                        lean.weightless += gap
+                        if lean.weightless >= Self.freeFallTime { lean.fell = time }
+                    } else {
+                        lean.weightless = 0
+                    }
                     if activity.meanSquare > Self.movingSquared { followAlongGravity(linear, at: time) }
                 } else {
                     endLean(at: time)
@@ -863,6 +882,7 @@ public struct ShakeDetector: Sendable {
         // is one integer test instead of a floating-point one against a zero made first.
         if lean.now.bitPattern != 0 {
             lean.now = 0
+            lean.weightless = 0
             endExcursion(at: time)
         }
     }
@@ -907,12 +927,14 @@ public struct ShakeDetector: Sendable {
         return .began(time: time)
     }
 
-    /// Whether a counted level reversal shows a hand (`began` at once): only if the chain did not set off amid hard
+    /// Whether a counted level reversal, or a counted reversal of a chain whose first stroke pointed up out of a
+    /// stroke from rest (`upFromRest`), shows a hand (`began` at once): only if the chain did not set off amid hard
     /// motion (`maxBusySquared`). Jumping jacks or lifting with the device in the hand swing it back and forth at
     /// 9 m/s² RMS and more between their strokes, and one level reversal is one more of them; a shake from such
     /// motion is reported once it would pass if it ended now.
     private var showsHand: Bool {
-        tally.levelReversals > 0 && activity.beforeStroke <= Self.maxBusySquared
+        (tally.levelReversals > 0 || (chain.upFromRest && chain.counted > 0))
+            && activity.beforeStroke <= Self.maxBusySquared
     }
 
     /// Whether the reversals a shake needs came in one run, each stroke within `maxHalfPeriod` of the one before (the
@@ -1001,6 +1023,7 @@ public struct ShakeDetector: Sendable {
         chain.previousPeakLength = 0
         chain.halves = HalfPeriodStatistics()
         chain.counted = 0
+        chain.upFromRest = false
         account.time = 0
         account.active = 0
         current.pending = false
@@ -1148,6 +1171,10 @@ public struct ShakeDetector: Sendable {
         let closing = current.impulse
         chain.previousDirection = current.direction
         chain.closedUpward = isUpward
+        if isFirst, rejection == nil, chain.closedUpward, !chain.weakStart {
+            chain.upFromRest =
+                chain.leadIn >= Self.fromRest * current.impulse && current.start - lean.fell > settings.maxHalfPeriod
+        }
         let vertical = current.direction.dot(gravity)
         let closedDownward = vertical < 0 && vertical * vertical > Self.nearlyLevel * gravity.lengthSquared
         chain.previousPeakLength = current.peakLength

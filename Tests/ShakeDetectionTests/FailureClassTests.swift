@@ -432,6 +432,49 @@ struct FailureClassTests {
         if case .ended(let summary) = events.last { #expect(summary.began == time) }
     }
 
+    /// A hand that shakes a device held upright sets off from rest: the device moves down (the stroke from rest,
+    /// under the threshold, a third of a turning stroke's impulse), turns up at the bottom, and down at the top.
+    /// Its first counted reversal, up then down, came after the device was already moving into it, which a landing
+    /// from rest never does: `began` comes there, not a back-and-forth later once the shake would pass.
+    @Test func anUprightShakeFromMotionBeginsAtItsFirstCountedReversal() {
+        let turning = Array(
+            repeating: [Stroke(.plusX, peak: 25, duration: 0.12), Stroke(.minusX, peak: 25, duration: 0.12)], count: 4
+        )
+        let shake = strokeTrace(
+            [Stroke(.minusX, peak: 12, duration: 0.12)] + turning.flatMap { $0 }, gravity: Vector3(x: 9.81, y: 0, z: 0))
+        let events = detect(shake)
+        #expect(outline(events) == ["began", "ended"])
+        guard case .began(let time) = events.first else { return }
+        // The stroke from rest ends at 1.62 s, the first turning stroke at 1.74 s, the second at 1.86 s; once it
+        // would pass, the shake reported 1.91 s in.
+        #expect(time > 1.74 && time < 1.86)
+    }
+
+    /// A jump's landing: the body falls freely for 0.3 s (the device reads nothing: its gravity-free acceleration is a
+    /// g down, and moves it down as a hand's stroke from rest would, but for longer), lands (a jolt up that stops
+    /// the fall: it gives back what the flight took) and rebounds. A hand's first turning stroke turns the device
+    /// round, giving it about twice what moved it into the stroke; a landing stops it. Nothing is reported.
+    @Test func aLandingAfterAFlightReportsNothing() {
+        let rate = 100.0
+        var samples: [Sample] = []
+        var time = 0.0
+        func add(_ duration: Double, _ linear: (Double) -> Double) {
+            for index in 0..<Int((duration * rate).rounded()) {
+                samples.append(Sample(time: time, x: 9.81 + linear(Double(index) / rate), y: 0, z: 0))
+                time += 1 / rate
+            }
+        }
+        add(1.5) { _ in 0 }
+        for _ in 0..<6 {
+            add(0.3) { _ in -9.81 }
+            add(0.15) { 30 * sin(.pi * $0 / 0.15) }
+            add(0.12) { -30 * sin(.pi * $0 / 0.12) }
+            add(1.2) { _ in 0 }
+        }
+        let events = detect(samples)
+        #expect(events.isEmpty, "\(outline(events))")
+    }
+
     /// A vertical shake whose first stroke pushes the device down (harder than free fall: no body does that on
     /// its own) reports `began` during that stroke.
     @Test func aVerticalShakeStartingDownBeginsOnItsFirstStroke() {
