@@ -23,20 +23,9 @@ for sanitizer in "${sanitizers[@]}"; do
   echo "sanitize: building the tests with --sanitize=$sanitizer in $scratch"
   "$swift" build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
   echo "sanitize: running the tests with --sanitize=$sanitizer"
-  # Load tests whose assertions are latencies and a shutdown within 10 s, which a sanitizer's daemon, several times
-  # slower, cannot keep on a busy machine: skipped by name, said here. The plain build (make test) runs them.
-  skips=(
-    "HostileClientTests/pipelinedRequestsThatAreNeverReadCostBoundedMemoryAndStallNobody"
-  )
-  skip_args=()
-  for skip in "${skips[@]}"; do
-    echo "sanitize: skipped under --sanitize=$sanitizer: $skip (a load test: 300 clients pipelining 1,000 requests" \
-      "each, held to a fresh client's wait of 1 s, a watchdog gap of 2 s and a stop within 10 s)"
-    skip_args+=(--skip "$skip")
-  done
   log=$(mktemp)
   # Swift Testing only: the package has no XCTest tests, and an empty XCTest pass leaks on its own at exit.
-  if ! "$swift" test --skip-build --disable-xctest --sanitize="$sanitizer" --scratch-path "$scratch" "${skip_args[@]}" 2>&1 |
+  if ! "$swift" test --skip-build --disable-xctest --sanitize="$sanitizer" --scratch-path "$scratch" 2>&1 |
     tee "$log"; then
     echo "sanitize: the tests failed under --sanitize=$sanitizer" >&2
     exit 1
