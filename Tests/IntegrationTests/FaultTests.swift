@@ -26,7 +26,7 @@ struct FaultTests {
         defer { _ = daemon.stop() }
 
         let began = await daemon.wait(timeout: Self.timeout) { $0.outline == ["began"] }
-        try #require(began, "no shake began; stderr:\n\(daemon.stderr)")
+        try #require(began, "no shake began alone; stdout:\n\(daemon.stdout)\nstderr:\n\(daemon.stderr)")
         let sensor = try PluggableSensor(directory: directory)
         try sensor.unplug()
         let cancelled = await daemon.wait(timeout: Self.timeout) { $0.outline.count >= 2 }
