@@ -32,7 +32,9 @@ public final class BufferedDriver: SensorDriver {
     /// the relay's reads of 4 scans had a buffer of 16, which the VM's 100 Hz filled within 0.16 s of a read, and
     /// each read found what came just after the one before (a turn reached iio-sensor-proxy a poll late,
     /// measured). Capture for listeners keeps libiio's four reads' worth (80 scans at 100 Hz, read every 0.2 s at
-    /// most): sized to 128 as well, two VM runs of two lost shakes under a subscriber, not understood yet.
+    /// most): sized to 128 as well, two VM runs lost shakes under a subscriber, then not understood; the losses
+    /// later traced in the relay scenario (a subscriber connecting mid-shake, a feeder stalled past `max_gap`,
+    /// docs/vm-tests.md) may have been those too, which those runs cannot show.
     public static func kernelBuffers(scansPerRead samples: Int, relayOnly: Bool) -> Int {
         guard relayOnly else { return bufferReads }
         let samples = max(1, samples)
