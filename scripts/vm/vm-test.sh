@@ -192,6 +192,10 @@ boot() {
   if [ $status -eq 124 ]; then
     echo "vm: the guest did not power off within $timeout_s s; its serial log:" >&2
     cat "$serial" >&2
+    if [ -s "$cache/host/report.log" ]; then
+      echo "vm: what the host agent saw and did:" >&2
+      cat "$cache/host/report.log" >&2
+    fi
     exit 1
   fi
 }
