@@ -146,20 +146,14 @@ extension ShakeClient {
                 await connection.closeAndWait()
                 guard reconnect else { break }
                 await continuation.yield(.disconnected)
-            } catch let error as ClientError {
+            } catch let error as ClientError where !error.isReadFailure {
                 // Too many clients is worth waiting out (the protocol says so); any other refusal is final.
                 if case .refused(let code, _) = error, code != "too_many_clients" {
                     continuation.finish(throwing: error)
                     return
                 }
                 guard reconnect else { continuation.finish(throwing: error); return }
-                if case .lineTooLong = error {
-                    // A connection made and then failed, as below: said once until an event gets through.
-                    if "\(error)" != lastFailure {
-                        lastFailure = "\(error)"
-                        await continuation.yield(.waiting(reason: "the connection failed: \(error)"))
-                    }
-                } else if !waiting {
+                if !waiting {
                     waiting = true
                     await continuation.yield(.waiting(reason: error.description))
                 }
@@ -197,5 +191,13 @@ extension ShakeClient {
                 continuation.finish(throwing: error)
             }
         }
+    }
+}
+
+extension ClientError {
+    /// A connection made and then failed on what the daemon sent (a line too long): reported as any other
+    /// connection that failed, once until an event gets through, not as a wait for the daemon.
+    var isReadFailure: Bool {
+        if case .lineTooLong = self { true } else { false }
     }
 }
