@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "ShakeServer",
             dependencies: [
-                "ShakeDetection", "ShakeProtocol",
+                "BlockingWork", "ShakeDetection", "ShakeProtocol",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "ShakeClient",
             dependencies: [
-                "ShakeDetection", "ShakeProtocol",
+                "BlockingWork", "ShakeDetection", "ShakeProtocol",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

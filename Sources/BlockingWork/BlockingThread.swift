@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import CThreads
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -18,7 +17,7 @@ public final class BlockingThread: Sendable {
     public let name: String
     private let completion = Completion()
     /// The thread's own id, recorded by the thread as it begins; nil before that.
-    private let identity = Mutex<pthread_t?>(nil)
+    private let identity = Locked<pthread_t?>(nil)
 
     /// The part of the name the kernel keeps: its first 15 bytes, cut at a character's boundary.
     public static func kernelName(_ name: String) -> String {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import Synchronization
 
 /// A synchronous caller waiting for asynchronous work: the daemon's `main`, which is synchronous so that nothing
 /// of Swift's default executors runs before it has chosen where its tasks run, starts its work as a task and
@@ -9,7 +8,7 @@ public enum TaskWait {
     /// - Returns: what `body` returned.
     public static func result<Value: Sendable>(of body: @escaping @Sendable () async -> Value) -> Value {
         let completion = Completion()
-        let result = Mutex<Value?>(nil)
+        let result = Locked<Value?>(nil)
         Task {
             let value = await body()
             result.withLock { $0 = value }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 import DequeModule
 import Synchronization
 
@@ -39,7 +40,7 @@ final class WatermarkBuffer<Element: Sendable>: Sendable {
         var room: (@Sendable () -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The last wait's number.
     private let waits = Atomic<UInt64>(0)
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 import IIOSensor
 import ShakeDetection
-import Synchronization
 
 /// One event on its way to the consumers: the detector's event, the number the ``EventPath`` gave it, and where
 /// it came from.
@@ -60,13 +60,9 @@ extension EventConsumer {
 /// their numbers, whichever thread published them (the source's thread, the simulate service's task).
 final class EventPath: Sendable {
     let consumers: [any EventConsumer]
-    /// Held while an event is numbered and handed over: the consumers' order.
-    private let lock = Mutex(())
-    /// The number of the last event published, changed only under `lock`. An atomic, not the mutex's value: on
-    /// Linux the kernel hands a contended Mutex straight to its waiter, which ThreadSanitizer cannot see, so it took
-    /// two numberings under the lock on different threads for a race (scripts/tsan.supp); an atomic's accesses it
-    /// sees.
-    private let last = Atomic<Int>(0)
+    /// The number of the last event published; held while an event is numbered and handed over: the consumers'
+    /// order.
+    private let last = Locked(0)
 
     init(consumers: [any EventConsumer]) {
         self.consumers = consumers
@@ -76,9 +72,9 @@ final class EventPath: Sendable {
     /// - Returns: the event as the consumers got it.
     @discardableResult
     func publish(_ event: ShakeEvent, origin: PublishedEvent.Origin) -> PublishedEvent {
-        lock.withLock { _ in
-            let seq = last.add(1, ordering: .relaxed).newValue
-            let published = PublishedEvent(event: event, seq: seq, origin: origin)
+        last.withLock { last in
+            last += 1
+            let published = PublishedEvent(event: event, seq: last, origin: origin)
             for consumer in consumers { consumer.consume(published) }
             return published
         }

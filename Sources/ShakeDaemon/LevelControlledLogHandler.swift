@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 public import Logging
-import Synchronization
 
 /// The daemon's log level, shared by every logger so that a reload can change it.
 public final class LogLevelControl: Sendable {
-    private let current: Mutex<Logger.Level>
+    private let current: Locked<Logger.Level>
 
     public init(_ level: Logger.Level) {
-        current = Mutex(level)
+        current = Locked(level)
     }
 
     public var level: Logger.Level {

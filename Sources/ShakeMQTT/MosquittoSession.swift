@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import BlockingWork
 import CMosquitto
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -68,13 +67,13 @@ final class MosquittoSession: Sendable {
         /// Message ids a caller waits for (``publishAndWait(_:timeout:)``).
         var awaited: Set<Int32> = []
     }
-    private let shared = Mutex(Shared())
+    private let shared = Locked(Shared())
     /// Wakes the thread from a back-off wait: a stop signal.
     private let wakeup = Wakeup()
     /// Wakes callers waiting for a connection or acknowledgements: a doorbell, rung at each.
     private let progress = Wakeup()
     /// The session's thread, once started.
-    private let thread = Mutex<BlockingThread?>(nil)
+    private let thread = Locked<BlockingThread?>(nil)
 
     /// What the callbacks learn on the session's thread: the CONNACK code and the last error the library logged.
     private final class Loop: @unchecked Sendable {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import BlockingWork
 public import Logging
 public import NIOCore
 import NIOPosix
@@ -142,7 +143,7 @@ public final class ShakeServer: Sendable {
         var lifecycle = Lifecycle.notStarted
     }
 
-    let outside = Mutex(Outside())
+    let outside = Locked(Outside())
     /// The number of sample streams, as the loop last counted them: read by ``publish(sample:)`` on the
     /// publisher's thread, so that samples nobody streams never reach the loop.
     let streaming = Atomic(0)

@@ -122,14 +122,14 @@ public final class BusObject: Sendable {
     public let path: String
     public let interface: String
     private let connection: Connection
-    private let work = Mutex<[@Sendable (OpaquePointer) -> Void]>([])
+    private let work = Locked<[@Sendable (OpaquePointer) -> Void]>([])
     private let stopping = Atomic<Bool>(false)
     /// Rung when work is handed to the bus thread, or the object closes.
     private let wakeup = Wakeup()
     /// Whether the bus thread has given up the connection (then nothing more is handed to it).
-    private let finished = Mutex<Bool>(false)
+    private let finished = Locked<Bool>(false)
     /// The bus thread, once started.
-    private let thread = Mutex<BlockingThread?>(nil)
+    private let thread = Locked<BlockingThread?>(nil)
     private let logger: Logger
 
     /// The sd-bus connection and the callback table it points into. Used on the bus thread only once the thread
@@ -143,7 +143,7 @@ public final class BusObject: Sendable {
     private final class Context: Sendable {
         let handlers: Handlers
         /// The callers met so far, by unique name, as the bus recorded them; a name leaves with its client.
-        let callers = Mutex<[String: Caller]>([:])
+        let callers = Locked<[String: Caller]>([:])
         init(handlers: Handlers) { self.handlers = handlers }
 
         /// `name` as the bus recorded it: asked at its first call, then kept. Nil when the bus does not say (the

@@ -39,7 +39,7 @@ public final class SessionWatcher: Sendable {
     private let wakeup = Wakeup()
     private let stopping = Atomic<Bool>(false)
     /// The watcher's thread, once started.
-    private let thread = Mutex<BlockingThread?>(nil)
+    private let thread = Locked<BlockingThread?>(nil)
     private let logger: Logger
 
     /// The connection and the flag the match callback raises. Used by the watcher's thread only once it runs;
