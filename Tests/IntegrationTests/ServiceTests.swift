@@ -292,20 +292,23 @@ struct InProgressShakeTests {
         ])
         let file = "\(directory)/shaked.yaml"
         try "detector:\n  sensitivity: medium\n".write(toFile: file, atomically: true, encoding: .utf8)
+        // The reload must come while the shake is under way: its 3 s are played at a quarter of real time in a
+        // sanitizer's build, whose daemon may take seconds to handle the signal on a busy machine.
+        let speed = LoadTests.sanitized ? 0.25 : 1
         let daemon = try DaemonProcess(
             command: [
                 Harness.product("shaked"), "--source", "replay:\(trace)", "--config", file, "--no-socket",
-                "--print-events",
+                "--print-events", "--speed", "\(speed)",
             ], pidFile: "\(directory)/daemon.pid")
         defer { _ = daemon.stop() }
-        #expect(await daemon.wait(timeout: 10) { $0.outline == ["began"] }, "\(daemon.stderr)")
+        #expect(await daemon.wait(timeout: 10 / speed) { $0.outline == ["began"] }, "\(daemon.stderr)")
         // Mid-shake: a new file with different timing and limits, none of which this shake is near.
         try "detector:\n  sensitivity: medium\n  refractory: 2\n  too_long: 8\n".write(
             toFile: file, atomically: true, encoding: .utf8)
         kill(daemon.daemonPID ?? 0, SIGHUP)
-        #expect(await daemon.wait(timeout: 5) { $0.stderr.contains("configuration reloaded") })
+        #expect(await daemon.wait(timeout: 5 / speed) { $0.stderr.contains("configuration reloaded") })
         #expect(daemon.outline == ["began"], "the reload must not cut the shake short: \(daemon.outline)")
-        #expect(await daemon.wait(timeout: 10) { $0.outline.count >= 2 })
+        #expect(await daemon.wait(timeout: 10 / speed) { $0.outline.count >= 2 })
         #expect(daemon.outline == ["began", "ended"], "\(daemon.stderr)")
         let began = daemon.events.first?["time"] as? Double ?? 0
         #expect((daemon.events.last?["began"] as? Double).map { abs($0 - began) < 0.001 } == true)
