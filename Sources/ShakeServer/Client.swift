@@ -29,6 +29,10 @@ final class Client {
     /// ``phases`` as one bit per phase: what the fan-out of an event tests, client after client.
     private(set) var phaseMask = Client.mask(of: Set(ShakeEvent.Phase.allCases))
     var wantsSamples = false
+    /// Whether this client keeps the sensor capturing: once it asked for events, samples or a key chord, or stayed
+    /// ``ShakeServer/listenerGrace`` without asking for any (the protocol's default subscriber). A connection
+    /// that only asks for `status` and leaves turns no capture on or over to another rate.
+    var keepsCapture = false
     /// Whether the daemon presses a key chord for this client (a `key` request it accepted).
     var hasKey = false
     /// The connection's number in this run (1, 2, 3...), given when it is accepted: how the daemon names it.

@@ -108,6 +108,18 @@ extension ShakeServer {
         reply(
             client,
             buffer(ServerMessage.hello(.init(sensor: status.sensor, shaking: status.shaking, seq: seq, run: run)).line))
+        // Not a listener for capture yet: a client that asks for events, samples or a key chord becomes one at
+        // once, one that says nothing when its grace is over.
+        eventLoop.assumeIsolated().scheduleTask(in: Self.listenerGrace) { [self, weak client] in
+            guard let client, clients[ObjectIdentifier(client)] === client else { return }
+            keepsCapture(client)
+        }
+    }
+
+    /// `client` keeps the sensor capturing from now on (``Client/keepsCapture``).
+    func keepsCapture(_ client: Client) {
+        guard !client.keepsCapture else { return }
+        client.keepsCapture = true
         listenersChanged()
     }
 
@@ -121,7 +133,7 @@ extension ShakeServer {
         let held = loop.value.clientsPerUser[user, default: 1] - 1
         loop.value.clientsPerUser[user] = held > 0 ? held : nil
         if client.wantsSamples { loop.value.sampleStreams -= 1 }
-        listenersChanged()
+        if client.keepsCapture { listenersChanged() }
         if clients.isEmpty, peakClients >= 64 {
             // Many clients came and went: hand the memory their buffers took back to the system.
             peakClients = 0
@@ -141,7 +153,9 @@ extension ShakeServer {
 
     func listenersChanged() {
         streaming.store(loop.value.sampleStreams, ordering: .relaxed)
-        // Every client is a subscriber (subscribe only narrows the phases): each is reported with its user.
-        hooks.listenersChanged(clients.values.map { $0.peer?.uid }, loop.value.sampleStreams)
+        // Every client is a subscriber (subscribe only narrows the phases); those that keep capture on are
+        // reported, each with its user.
+        hooks.listenersChanged(
+            clients.values.filter(\.keepsCapture).map { $0.peer?.uid }, loop.value.sampleStreams)
     }
 }

@@ -15,6 +15,9 @@ extension ShakeServer {
     static let newcomerLines = 16
     /// The pause between two turns of requests, in which the loop does its other work.
     static let turnPause = TimeAmount.milliseconds(1)
+    /// How long a connection that asks for nothing waits before it keeps the sensor capturing: long enough for a
+    /// `status` to be asked, answered and the connection closed, short against a shake.
+    static let listenerGrace = TimeAmount.milliseconds(500)
 
     func receive(_ frame: LineSplitter.Frame, from client: Client) {
         let request: Request
@@ -52,6 +55,7 @@ extension ShakeServer {
             client.phases = phases.isEmpty ? Set(ShakeEvent.Phase.allCases) : phases
             client.isSubscriber = true
             reply(client, buffer(ServerMessage.ok(request: "subscribe").line))
+            client.keepsCapture = true
             listenersChanged()
         case .replay(let since):
             replay(since: since, to: client)
@@ -59,6 +63,7 @@ extension ShakeServer {
             if !client.wantsSamples { loop.value.sampleStreams += 1 }
             client.wantsSamples = true
             reply(client, buffer(ServerMessage.ok(request: "samples").line))
+            client.keepsCapture = true
             listenersChanged()
         case .simulate:
             logger.info("simulating a shake", metadata: client.peer?.metadata ?? [:])
@@ -73,6 +78,7 @@ extension ShakeServer {
             }
             client.hasKey = true
             reply(client, buffer(ServerMessage.ok(request: "key").line))
+            keepsCapture(client)
         }
     }
 

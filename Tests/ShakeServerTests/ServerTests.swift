@@ -390,6 +390,36 @@ struct ServerTests {
         #expect(await ServerHarness.eventually { harness.listenerUsers.current.isEmpty })
         await harness.stop()
     }
+
+    /// A connection that asks for the status and leaves never keeps the sensor capturing (with the relay reading
+    /// alone, it would restart the capture twice at another rate); one that says nothing does, once its grace is
+    /// over. The second connection comes after the first has left, and its report after the first one's grace
+    /// has ended: only its own two reports are there.
+    @Test func aStatusAloneKeepsNoCaptureAndASilentConnectionDoesAfterItsGrace() async throws {
+        let harness = try await ServerHarness()
+        _ = try await harness.client.status()
+        #expect(await ServerHarness.eventually { await harness.server.clientCount() == 0 })
+        let silent = try await harness.client.connect()
+        #expect(await ServerHarness.eventually { harness.listenerReports.current == ["1"] })
+        await silent.closeAndWait()
+        #expect(await ServerHarness.eventually { harness.listenerReports.current == ["1", "0"] })
+        await harness.stop()
+    }
+
+    /// Asking for events keeps capture on at once, without waiting for the grace; leaving gives it back.
+    @Test func aSubscriptionKeepsCaptureUntilItLeaves() async throws {
+        let harness = try await ServerHarness()
+        try await harness.client.withUpdates(phases: [.ended], reconnect: false) { updates in
+            var iterator = updates.makeAsyncIterator()
+            guard case .connected = try await iterator.next() else {
+                Issue.record("the first update is not connected")
+                return
+            }
+            #expect(await ServerHarness.eventually { harness.listenerReports.current == ["1"] })
+        }
+        #expect(await ServerHarness.eventually { harness.listenerReports.current == ["1", "0"] })
+        await harness.stop()
+    }
 }
 
 @Suite(.serialized)

@@ -17,6 +17,8 @@ public final class ServerHarness: Sendable {
     public let listenerUsers = Users()
     /// The number of sample streams, as the server last reported it.
     public let sampleStreams = Counter()
+    /// Every report of the listeners that keep capture on, as their number, in order.
+    public let listenerReports = Log()
     /// What the server handed the daemon: `key` requests, connections whose key ended, simulate requesters.
     public let keys = Log()
     /// The number of the last event published (the daemon's event path numbers them; here the harness does).
@@ -70,6 +72,7 @@ public final class ServerHarness: Sendable {
         let listeners = self.listeners
         let listenerUsers = self.listenerUsers
         let sampleStreams = self.sampleStreams
+        let listenerReports = self.listenerReports
         let keys = self.keys
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -89,6 +92,7 @@ public final class ServerHarness: Sendable {
                     listenerUsers.set(subscribers)
                     sampleStreams.set(streams)
                     listeners.set(subscribers.count)
+                    listenerReports.append("\(subscribers.count)")
                 },
                 key: { connection, user, chord, phases in
                     guard chord != "bad" else { return RequestError(code: "bad_value", message: "not a chord") }
