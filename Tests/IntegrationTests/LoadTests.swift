@@ -117,11 +117,13 @@ struct LoadTests {
             if window != Array((firstSeq + 1)...lastSeq) { incomplete += 1 }
         }
         #expect(incomplete == 0, "\(incomplete) of 1000 subscribers missed or reordered events")
+        let lastStatus = ServerHarness.Log()
         let cutOff = await daemon.wait(timeout: 30) { _ in
-            (try? await Harness.shakectl(["status", "--socket", socket, "--json"]))?.contains(#""clients_cut_off":5"#)
-                == true
+            let status = (try? await Harness.shakectl(["status", "--socket", socket, "--json"])) ?? ""
+            lastStatus.append(status)
+            return status.contains(#""clients_cut_off":5"#)
         }
-        #expect(cutOff, "the sample streams that never read were not cut off")
+        #expect(cutOff, "the sample streams that never read were not cut off: \(lastStatus.current.last ?? "")")
         // Their connections end (the notice may not fit in a socket nobody reads).
         let sampleStreamsClosed = abusers.prefix(5).filter { $0.readAll(timeout: 5).ended }
         #expect(sampleStreamsClosed.count == 5, "the daemon closes sample streams that never read")

@@ -114,7 +114,9 @@ struct SimulatedDeviceTests {
             let lateness = try await RawPlayer.play("\(directory)/iio:device0.raw", into: sysfs)
             await daemon.wait(timeout: 5) { $0.outline.contains("ended") }
             let status = await daemon.stop()
-            if daemon.outline != ["began", "ended"] && lateness > 0.02 && attempt < 3 {
+            // A sanitizer's daemon, several times slower, may itself read late on a busy machine: there any play
+            // that did not give the shake is played again.
+            if daemon.outline != ["began", "ended"] && (lateness > 0.02 || LoadTests.sanitized) && attempt < 3 {
                 print("polled play \(attempt) ran up to \(Int(lateness * 1000)) ms late: played again")
                 continue
             }
