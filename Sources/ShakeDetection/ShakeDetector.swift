@@ -76,7 +76,8 @@ public struct ShakeDetector: Sendable {
     /// small recoil. A back-swing before a move does give a lead-in, but a smaller one than a shake's stroke from
     /// rest (which carries a third of the turning stroke's impulse, and reads a little less, counted above half
     /// the threshold): a back-swing of 0.45 of the stop reads 0.21 to 0.30 of the move. Asked once, when the motion
-    /// has stopped, and only for a chain of one counted reversal.
+    /// has stopped, and only for a chain of one counted reversal; and, for a stroke from rest brisk enough to pass
+    /// the threshold, where the stroke after it fails `symmetry` (`setsOff`).
     static let fromRest = 0.3
     /// A good reversal closes a stroke that came back along the line of the stroke before it: the cosine of the
     /// angle between the two strokes' peak directions is at most this (within 45 degrees of straight back). A
@@ -422,6 +423,15 @@ public struct ShakeDetector: Sendable {
         /// of stillness, and a jump's from a fall that nothing held. Once that stroke's reversal counts, it shows a
         /// hand (`showsHand`) as a level one does: `began` a back-and-forth sooner than once the shake would pass.
         var upFromRest = false
+        /// The impulse, m/s, of the chain's first stroke above half the threshold before it crossed it (its own
+        /// rise), and, once a good reversal closed that stroke, its whole impulse (that rise and what it gave over
+        /// the threshold) until the next reversal (`setsOff`); zero otherwise.
+        var rise = 0.0
+        var firstStroke = 0.0
+        /// Whether the last reversal closed the stroke after a first stroke the hand set off with (`setsOff`): it
+        /// counts, but shows no hand (`levelReversals`), since a move's push and its harder stop look the same up
+        /// to there.
+        var setOff = false
     }
 
     /// The reversals of the shake (or, while armed, of the chain): counted, rejected and how, and the first two
@@ -1050,7 +1060,7 @@ public struct ShakeDetector: Sendable {
         current.pending = false
         tally.goodReversals += 1
         chain.counted += 1
-        if !chain.closedUpward && !isUpward { tally.levelReversals += 1 }
+        if !chain.closedUpward && !isUpward && !chain.setOff { tally.levelReversals += 1 }
         mark(.confirmed, at: time)
     }
 
@@ -1122,6 +1132,7 @@ public struct ShakeDetector: Sendable {
         lean.beforeStroke = leaning
         activity.beforeStroke = activity.beforeLean
         chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
+        chain.rise = max(0, rising.dot(current.direction))
     }
 
     /// The stroke reversed: judges the stroke it closes (see `trackStroke`). Out of line: it runs once a reversal.
@@ -1132,6 +1143,7 @@ public struct ShakeDetector: Sendable {
             // Too slow to be part of the same shake: this stroke starts a new chain.
             resetStrokes()
             startStroke(stroke, length, at: time)
+            chain.rise = 0
             return
         }
         if current.pending {
@@ -1141,6 +1153,7 @@ public struct ShakeDetector: Sendable {
         }
         let isFirst = chain.previousPeakLength == 0
         var rejection: ShakeEvent.Rejection?
+        var setOff = false
         if half <= Self.minHalfPeriod {
             rejection = .ringing
         } else if current.impulse < settings.minImpulse {
@@ -1149,10 +1162,21 @@ public struct ShakeDetector: Sendable {
             min(current.peakLength, chain.previousPeakLength) < settings.symmetry
                 * max(current.peakLength, chain.previousPeakLength)
         {
-            rejection = .lopsided
-        } else if !isFirst, chain.previousDirection.dot(current.direction) > Self.straightBack {
+            setOff = setsOff
+            if !setOff { rejection = .lopsided }
+        }
+        if rejection == nil, !isFirst, chain.previousDirection.dot(current.direction) > Self.straightBack {
             rejection = .askew
         }
+        if setOff, rejection == nil {
+            // The chain's first stroke was the hand setting off (`setsOff`): its reversal no longer counts, and this
+            // stroke is the shake's first, as after a weak start.
+            tally.goodReversals -= 1
+            tally.acceptedReversals -= 1
+            chain.counted -= 1
+        }
+        chain.firstStroke = 0
+        chain.setOff = setOff && rejection == nil
         // A chain whose first stroke is too weak or too brief to be a shake's: the hand setting off from rest
         // carries about a third of a middle stroke's velocity change, and is over the threshold only near its
         // peak. That stroke does not count, but is not held against the chain either: its reversal is not counted
@@ -1182,6 +1206,7 @@ public struct ShakeDetector: Sendable {
         startStroke(stroke, length, at: time, impulse: current.opposingImpulse)
         if rejection == nil {
             tally.acceptedReversals += 1
+            if isFirst { chain.firstStroke = chain.rise + closing }
             if tally.acceptedReversals == 1 {
                 tally.firstImpulse = closing
                 tally.firstDownward = closedDownward
@@ -1259,6 +1284,20 @@ public struct ShakeDetector: Sendable {
         guard shake.isReported else { return nil }
         counters.cancelled += 1
         return .cancelled(time: time, began: shake.reportedBegan, reason: reason, detail: detail)
+    }
+
+    /// Whether the stroke closing now, the chain's second, is stronger than its first by more than `symmetry` because
+    /// the first was the hand setting off from rest: a stroke from rest carries about 0.4 of a turning point's
+    /// acceleration, and a brisk one passes the threshold and counts. The first closed the shake's first counted
+    /// reversal, and gave the device at least `fromRest` of this stroke's impulse (its rise above half the threshold
+    /// counted; the bound of the stroke from rest that stays under it): the device was set moving into this stroke. A
+    /// back-swing before a move gives it less, and stays `lopsided`. Then the first stroke is spared, as a weak start
+    /// is, and its reversal no longer counts: a move's push that its harder stop makes lopsided is only what the stop
+    /// undoes, and the move is left its stop and recoil, one reversal, which shows no hand (`Chain.setOff`). Asked
+    /// only when the symmetry test fails.
+    private var setsOff: Bool {
+        chain.firstStroke > 0 && chain.counted == 1 && tally.goodReversals == 1 && tally.acceptedReversals == 1
+            && current.peakLength > chain.previousPeakLength && chain.firstStroke >= Self.fromRest * current.impulse
     }
 
     /// Whether a chain of one counted reversal between its only two strong strokes was a brisk shake of one and a

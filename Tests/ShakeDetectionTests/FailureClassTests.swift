@@ -62,6 +62,50 @@ struct FailureClassTests {
         #expect(!outline(move).contains("ended"), "\(move)")
     }
 
+    /// A vigorous shake of one and a half back-and-forths from rest: three strokes of travel in 0.6 s, 4.1 g at the
+    /// turning points, side to side, the device face up (the sweep's brisk-100 row, seed 5050). The stroke from rest
+    /// passes the threshold and counts, and the first turning stroke is lopsided against it (a stroke from rest
+    /// carries about 0.4 of a turning point's acceleration, the symmetry bound). The device was set off by it with
+    /// a third of that turning stroke's impulse (`ShakeDetector.fromRest`): the hand setting off, spared as a weak
+    /// start is, and the shake is counted from its first turning stroke. (Before: the turning stroke `lopsided`, and
+    /// the back-swing test then weighed the stroke from rest against the second turning stroke: `displaced`.)
+    @Test func aVigorousOneAndAHalfFromRestIsAShake() {
+        let events = detect(
+            synthesize {
+                $0.direction = .horizontal
+                $0.orientation = .faceUp
+                $0.force = 1.0
+                $0.iteration = 0.4
+                $0.duration = 0.6
+                $0.before = 1.5
+                $0.after = 1.5
+                $0.seed = 5050
+            })
+        #expect(outline(events) == ["began", "ended"], "\(events)")
+    }
+
+    /// The same by hand: a stroke from rest past the threshold (15 m/s² over 0.2 s), two turning strokes (40 m/s²
+    /// over 0.15 s) and a stroke to rest, the device's speed the same each way: a shake (`displaced` before). A
+    /// move whose push, tilted up, is as lopsided against its harder, level stop (15 m/s² over 0.3 s, then 40 m/s²
+    /// over 0.1 s) and whose recoil swings the device back is not, and reports nothing at all: the push set the
+    /// device off and the stop stopped it, so what is left once the push is spared, the stop and its recoil, is one
+    /// reversal, and that reversal shows no hand (with it showing one, the move reports `began` and `cancelled`).
+    @Test func aStrokeFromRestPastTheThresholdIsSparedWhenItSetTheDeviceOff() {
+        let shake = detect(
+            strokeTrace([
+                Stroke(.plusX, peak: 15, duration: 0.2), Stroke(.minusX, peak: 40, duration: 0.15),
+                Stroke(.plusX, peak: 40, duration: 0.15), Stroke(.minusX, peak: 15, duration: 0.2),
+            ]))
+        #expect(outline(shake) == ["began", "ended"], "\(shake)")
+        let pushUp = Vector3(x: 1, y: 0, z: 0.8) * (1 / 1.64.squareRoot())
+        let move = detect(
+            strokeTrace([
+                Stroke(pushUp, peak: 15, duration: 0.3), Stroke(.minusX, peak: 40, duration: 0.1),
+                Stroke(.plusX, peak: 15, duration: 0.1),
+            ]))
+        #expect(outline(move).isEmpty, "\(move)")
+    }
+
     /// A brisk shake of two quick back-and-forths from rest (0.96 s of strokes of 1.8 g) is taken.
     @Test func aBriskShakeFromRestIsAShake() {
         let brisk = strokeTrace([
