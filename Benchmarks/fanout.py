@@ -13,7 +13,9 @@ change of load falls on both alike.
 
 Usage: Benchmarks/fanout.py [--runs 5] [--sizes 100,1000] [BINARY ...]
        (default binary: Benchmarks/.build/release/EventLatency, built by
-       `swift build -c release --product EventLatency` in Benchmarks/)
+       `swift build -c release --product EventLatency` in Benchmarks/). A build kept aside for comparison
+       needs libMallocInterposerSwift.so from the same folder beside it (copy both): the executable does not
+       start without it.
 """
 import argparse
 import math
