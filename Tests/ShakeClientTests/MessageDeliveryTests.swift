@@ -101,6 +101,9 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         buffer.finish()
         #expect(try await take() == "first")
         #expect(try await take() == nil)
+        // Finished like the others (a testing channel left unfinished keeps its pipeline in a cycle: a leak at
+        // exit under LeakSanitizer); it is closed already, which finish reports.
+        _ = try? await channel.finish()
     }
 }
 
