@@ -16,9 +16,12 @@ struct SourceTarballTests {
         let version = try #require(changelog.firstMatch(of: /^shaked \(([^)]+)\)/)?.1)
         let name = "shaked-\(version)"
 
-        let first = try await Command.run("\(repository)/scripts/dist.sh", ["\(scratch)/a", "HEAD"])
+        // One commit for both tarballs and the listing: HEAD may move while the suite runs (a commit made meanwhile).
+        let commit = try await Command.run("/usr/bin/git", ["-C", repository, "rev-parse", "HEAD"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let first = try await Command.run("\(repository)/scripts/dist.sh", ["\(scratch)/a", commit])
         #expect(first.status == 0, "\(first.stderr)")
-        let second = try await Command.run("\(repository)/scripts/dist.sh", ["\(scratch)/b", "HEAD"])
+        let second = try await Command.run("\(repository)/scripts/dist.sh", ["\(scratch)/b", commit])
         #expect(second.status == 0, "\(second.stderr)")
         let tarball = "\(scratch)/a/\(name).tar.gz"
         let bytes = try #require(FileManager.default.contents(atPath: tarball))
@@ -26,7 +29,7 @@ struct SourceTarballTests {
 
         let listed = try await Command.run("/usr/bin/tar", ["-tzf", tarball]).stdout.split(separator: "\n")
             .map(String.init).filter { !$0.hasSuffix("/") }
-        let tracked = try await Command.run("/usr/bin/git", ["-C", repository, "ls-tree", "-r", "--name-only", "HEAD"])
+        let tracked = try await Command.run("/usr/bin/git", ["-C", repository, "ls-tree", "-r", "--name-only", commit])
             .stdout.split(separator: "\n").map { "\(name)/\($0)" }
         #expect(Set(listed) == Set(tracked))
         for required in ["LICENSE", "NEWS.md", "RELEASING.md", "README.md", "debian/copyright"] {
