@@ -64,6 +64,9 @@ public final class BlockingThread: Sendable {
                 start.body?()
                 // What the body held goes before the joiners are told, so that they may count on it being gone.
                 start.body = nil
+                // The id goes too: once this thread has ended the system gives it to a later thread (a detached
+                // thread's stack is reused, and the id is its address), which must not pass for this one.
+                thread.identity.withLock { $0 = nil }
                 thread.completion.finish()
                 return nil
             }, start)

@@ -54,6 +54,23 @@ struct BlockingThreadTests {
         #expect(thread.join(timeout: .zero))
     }
 
+    /// A thread that has ended leaves its id to the system, which gives it to the next thread it starts (glibc
+    /// reuses a detached thread's cached stack, and the id is that stack's address): a join made from such a later
+    /// thread must not take itself for the ended one and refuse to wait.
+    @Test func aJoinFromALaterThreadWithTheSameIdReturnsAtOnce() async throws {
+        let ended = try #require(BlockingThread.start(name: "test-ended") {})
+        await ended.join()
+        let joined = Atomic<Int>(0)
+        for index in 0..<50 {
+            let later = try #require(
+                BlockingThread.start(name: "test-later-\(index)") {
+                    if ended.join(timeout: .zero) { joined.add(1, ordering: .relaxed) }
+                })
+            await later.join()
+        }
+        #expect(joined.load(ordering: .relaxed) == 50)
+    }
+
     @Test func aTimedJoinSaysWhetherTheBodyEnded() throws {
         let release = Wakeup()
         let thread = try #require(BlockingThread.start(name: "test-timed") { release.sleep(for: .seconds(600)) })
