@@ -432,10 +432,11 @@ public struct ShakeDetector: Sendable {
         /// counts, but shows no hand (`levelReversals`), since a move's push and its harder stop look the same up
         /// to there.
         var setOff = false
-        /// The gravity estimate when the chain's first stroke started, and whether the reversal that closed that
-        /// stroke found it too weak or too brief and spared it, from rest (`stopsWhereItStarted`).
+        /// The gravity estimate when the chain's first stroke started, and whether the chain set off from rest: the
+        /// device not moving before it, and the reversal that closed its first stroke spared that stroke as too weak
+        /// or too brief, or counted it after a lead-in of `fromRest` of its impulse (`stopsWhereItStarted`).
         var gravityBefore = Vector3.zero
-        var sparedFromRest = false
+        var setOffFromRest = false
     }
 
     /// The reversals of the shake (or, while armed, of the chain): counted, rejected and how, and the first two
@@ -1138,7 +1139,7 @@ public struct ShakeDetector: Sendable {
         chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
         chain.rise = max(0, rising.dot(current.direction))
         chain.gravityBefore = gravity
-        chain.sparedFromRest = false
+        chain.setOffFromRest = false
     }
 
     /// The stroke reversed: judges the stroke it closes (see `trackStroke`). Out of line: it runs once a reversal.
@@ -1191,7 +1192,7 @@ public struct ShakeDetector: Sendable {
         let startsWeak = isFirst && (rejection == .weak || rejection == .ringing)
         chain.weakStart = startsWeak
         if isFirst {
-            chain.sparedFromRest =
+            chain.setOffFromRest =
                 (startsWeak || (rejection == nil && chain.leadIn >= Self.fromRest * current.impulse))
                 && activity.beforeStroke <= Self.movingSquared
         }
@@ -1321,8 +1322,8 @@ public struct ShakeDetector: Sendable {
             && current.restImpulse >= max(settings.minImpulse, Self.swingRatio * current.impulse)
     }
 
-    /// Whether a chain of one counted reversal that set off from rest (its first stroke spared as too weak or too
-    /// brief, the device quiet before it) ended with a stroke to rest strong enough to pass the threshold, whose
+    /// Whether a chain of one counted reversal that set off from rest (the device not moving before it, its first
+    /// stroke spared as too weak or too brief or led into with `fromRest` of its impulse) ended with a stroke to rest strong enough to pass the threshold, whose
     /// reversal still waits to swing the device back: it gave the device at least `fromRest` of the turning stroke's
     /// impulse (and `min_impulse`), as the stroke from rest does, and the device now rests as it rested before the
     /// chain: its reading differs from the gravity estimate of then by less than the threshold. A hand that stops the
@@ -1332,7 +1333,7 @@ public struct ShakeDetector: Sendable {
     private var stopsWhereItStarted: Bool {
         current.isUnderWay && current.pending && settings.reversals == 2 && tally.goodReversals == 1
             && chain.counted == 1 && tally.acceptedReversals == 2 && tally.rejectedReversals == 0
-            && chain.sparedFromRest
+            && chain.setOffFromRest
             && current.impulse >= Self.fromRest * tally.secondImpulse
             && (stream.lastAcceleration - chain.gravityBefore).lengthSquared < derived.thresholdSquared
     }
