@@ -432,6 +432,11 @@ public struct ShakeDetector: Sendable {
         /// counts, but shows no hand (`levelReversals`), since a move's push and its harder stop look the same up
         /// to there.
         var setOff = false
+        /// The gravity estimate when the chain's first stroke started, and whether the chain set off from rest: the
+        /// device not moving before it, and the reversal that closed its first stroke spared that stroke as too weak
+        /// or too brief, or counted it after a lead-in of `fromRest` of its impulse (`stopsWhereItStarted`).
+        var gravityBefore = Vector3.zero
+        var setOffFromRest = false
     }
 
     /// The reversals of the shake (or, while armed, of the chain): counted, rejected and how, and the first two
@@ -1133,6 +1138,8 @@ public struct ShakeDetector: Sendable {
         activity.beforeStroke = activity.beforeLean
         chain.leadIn = max(0, -before.dot(current.direction), -rising.dot(current.direction))
         chain.rise = max(0, rising.dot(current.direction))
+        chain.gravityBefore = gravity
+        chain.setOffFromRest = false
     }
 
     /// The stroke reversed: judges the stroke it closes (see `trackStroke`). Out of line: it runs once a reversal.
@@ -1184,6 +1191,11 @@ public struct ShakeDetector: Sendable {
         // along its line).
         let startsWeak = isFirst && (rejection == .weak || rejection == .ringing)
         chain.weakStart = startsWeak
+        if isFirst {
+            chain.setOffFromRest =
+                (startsWeak || (rejection == nil && chain.leadIn >= Self.fromRest * current.impulse))
+                && activity.beforeStroke <= Self.movingSquared
+        }
         if let rejection {
             tally.lastRejection = rejection
             tally.lastRejectedMargin = margin(of: rejection, half: half)
@@ -1310,6 +1322,22 @@ public struct ShakeDetector: Sendable {
             && current.restImpulse >= max(settings.minImpulse, Self.swingRatio * current.impulse)
     }
 
+    /// Whether a chain of one counted reversal that set off from rest (the device not moving before it, its first
+    /// stroke spared as too weak or too brief or led into with `fromRest` of its impulse) ended with a stroke to rest strong enough to pass the threshold, whose
+    /// reversal still waits to swing the device back: it gave the device at least `fromRest` of the turning stroke's
+    /// impulse (and `min_impulse`), as the stroke from rest does, and the device now rests as it rested before the
+    /// chain: its reading differs from the gravity estimate of then by less than the threshold. A hand that stops the
+    /// device where it started brings it back to rest the way up it was; a device left resting turned reads one g
+    /// another way (the turn test, `mayBeTurning`, which holds such a stroke back while the motion goes on). Asked
+    /// once, when the motion has stopped.
+    private var stopsWhereItStarted: Bool {
+        current.isUnderWay && current.pending && settings.reversals == 2 && tally.goodReversals == 1
+            && chain.counted == 1 && tally.acceptedReversals == 2 && tally.rejectedReversals == 0
+            && chain.setOffFromRest
+            && current.impulse >= Self.fromRest * tally.secondImpulse
+            && (stream.lastAcceleration - chain.gravityBefore).lengthSquared < derived.thresholdSquared
+    }
+
     /// Why the shake that just went quiet is not one, or nil if it is; with `ending` false, while it goes on (the
     /// back-swing test is not asked then).
     private func rejection(at time: Double, ending: Bool = true) -> ShakeEvent.Rejection? {
@@ -1420,6 +1448,11 @@ public struct ShakeDetector: Sendable {
     }
 
     private mutating func finishShake(at time: Double) -> ShakeEvent? {
+        if stopsWhereItStarted {
+            // The stroke to rest swung the device back where it started: its reversal counts.
+            current.pending = false
+            tally.goodReversals += 1
+        }
         if endsAtRest {
             // The stroke to rest (`fromRest`) closes the last strong stroke: a reversal that counts.
             tally.acceptedReversals += 1

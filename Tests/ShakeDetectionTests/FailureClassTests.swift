@@ -106,6 +106,34 @@ struct FailureClassTests {
         #expect(outline(move).isEmpty, "\(move)")
     }
 
+    /// Vigorous shakes of one and a half back-and-forths from rest in 0.3 s (4.1 g at the turning points), as the
+    /// sweep's brisk rows make them: the two turning strokes count, and the stroke to rest passes the threshold, so
+    /// its reversal waits for it to swing the device back. Held in landscape at 100 Hz (seed 5156) it gives the
+    /// impulse, but the device then reads a steady g, which the turn test takes for a device resting turned; side to
+    /// side at 50 Hz (seed 5048) it falls just short of `min_impulse`. Both set off from rest and leave the device
+    /// resting the way up it was before: the hand stopped it where it started (`one_way` before).
+    @Test(arguments: [
+        (SynthesisOptions.Direction.vertical, SynthesisOptions.Orientation.landscapeLeft, 100.0, UInt64(5156)),
+        (.horizontal, .faceUp, 50.0, 5048),
+    ])
+    func aVigorousOneAndAHalfThatStopsWhereItStartedIsAShake(
+        direction: SynthesisOptions.Direction, orientation: SynthesisOptions.Orientation, rate: Double, seed: UInt64
+    ) {
+        let events = detect(
+            synthesize {
+                $0.direction = direction
+                $0.orientation = orientation
+                $0.force = 1.0
+                $0.iteration = 0.2
+                $0.duration = 0.3
+                $0.before = 1.5
+                $0.after = 1.5
+                $0.rate = rate
+                $0.seed = seed
+            })
+        #expect(outline(events) == ["began", "ended"], "\(events)")
+    }
+
     /// A brisk shake of two quick back-and-forths from rest (0.96 s of strokes of 1.8 g) is taken.
     @Test func aBriskShakeFromRestIsAShake() {
         let brisk = strokeTrace([
