@@ -55,8 +55,7 @@ extension ShakeServer {
             client.phases = phases.isEmpty ? Set(ShakeEvent.Phase.allCases) : phases
             client.isSubscriber = true
             reply(client, buffer(ServerMessage.ok(request: "subscribe").line))
-            client.keepsCapture = true
-            listenersChanged()
+            keepsCapture(client)
         case .replay(let since):
             replay(since: since, to: client)
         case .samples:
