@@ -161,11 +161,11 @@ public struct ShakeDetector: Sendable {
     /// `too_few_reversals`; a hand that tries again after a motion that was not a shake is reported at its first
     /// counted reversal instead.
     static let retryTime = 2.0
-    /// ...nor when the last stroke that did not reverse (a chain with no counted reversal, followed as a possible shake
-    /// or not) set off between `2 * maxHalfPeriod` and this many seconds before: a one-way stroke repeated at a rep's
-    /// pace. Rowing pulls the handle every 1.6 to 2.8 s, and a pull decided not a shake more than `retryTime` before the
-    /// next is still one of them. A hand whose shake strokes one way only (the other way under the threshold, as a
-    /// phone shaken gently) strokes again within its own rhythm, `2 * maxHalfPeriod` at the slowest.
+    /// ...nor when the last stroke that did not reverse (a chain with no counted reversal, followed as a possible
+    /// shake or not) set off between `2 * maxHalfPeriod` and this many seconds before: a one-way stroke repeated at a
+    /// rep's pace. Rowing pulls the handle every 1.6 to 2.8 s, and a pull decided not a shake more than `retryTime`
+    /// before the next is still one of them. A hand whose shake strokes one way only (the other way under the
+    /// threshold, as a phone shaken gently) strokes again within its own rhythm, `2 * maxHalfPeriod` at the slowest.
     static let repPace = 3.0
 
     /// A phone held in the hand and shaken gently on and on swings along a line tilted from level, the wrist
@@ -1323,13 +1323,13 @@ public struct ShakeDetector: Sendable {
     }
 
     /// Whether a chain of one counted reversal that set off from rest (the device not moving before it, its first
-    /// stroke spared as too weak or too brief or led into with `fromRest` of its impulse) ended with a stroke to rest strong enough to pass the threshold, whose
-    /// reversal still waits to swing the device back: it gave the device at least `fromRest` of the turning stroke's
-    /// impulse (and `min_impulse`), as the stroke from rest does, and the device now rests as it rested before the
-    /// chain: its reading differs from the gravity estimate of then by less than the threshold. A hand that stops the
-    /// device where it started brings it back to rest the way up it was; a device left resting turned reads one g
-    /// another way (the turn test, `mayBeTurning`, which holds such a stroke back while the motion goes on). Asked
-    /// once, when the motion has stopped.
+    /// stroke spared as too weak or too brief or led into with `fromRest` of its impulse) ended with a stroke to rest
+    /// strong enough to pass the threshold, whose reversal still waits to swing the device back: it gave the device
+    /// at least `fromRest` of the turning stroke's impulse, as the stroke from rest does (even short of
+    /// `min_impulse`), and the device now rests as it rested before the chain: its reading differs from the gravity
+    /// estimate of then by less than the threshold. A hand that stops the device where it started brings it back to
+    /// rest the way up it was; a device left resting turned reads one g another way (the turn test, `mayBeTurning`,
+    /// which holds such a stroke back while the motion goes on). Asked once, when the motion has stopped.
     private var stopsWhereItStarted: Bool {
         current.isUnderWay && current.pending && settings.reversals == 2 && tally.goodReversals == 1
             && chain.counted == 1 && tally.acceptedReversals == 2 && tally.rejectedReversals == 0
