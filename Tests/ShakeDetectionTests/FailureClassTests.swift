@@ -16,6 +16,25 @@ struct FailureClassTests {
         Stroke(.plusX, peak: 14, duration: 0.08),
     ])
 
+    /// A brief shake from rest as `shakectl synth` and the sweep's brisk rows make it, with 1.5 s of rest before and
+    /// after.
+    func shakeFromRest(
+        direction: SynthesisOptions.Direction = .horizontal, orientation: SynthesisOptions.Orientation = .portrait,
+        force: Double, iteration: Double, duration: Double, rate: Double = 100, seed: UInt64
+    ) -> [Sample] {
+        synthesize {
+            $0.direction = direction
+            $0.orientation = orientation
+            $0.force = force
+            $0.iteration = iteration
+            $0.duration = duration
+            $0.before = 1.5
+            $0.after = 1.5
+            $0.rate = rate
+            $0.seed = seed
+        }
+    }
+
     @Test func aMoveAndItsStopIsNotAShake() {
         let events = detect(moveAndStop)
         #expect(!outline(events).contains("ended"), "\(events)")
@@ -37,16 +56,7 @@ struct FailureClassTests {
     /// strokes and one reversal counts; the stroke to rest, after a lead-in from rest, is the second
     /// (`ShakeDetector.fromRest`).
     @Test func oneAndAHalfBriskBackAndForthsAreAShake() {
-        let events = detect(
-            synthesize {
-                $0.direction = .horizontal
-                $0.force = 0.7
-                $0.iteration = 0.3
-                $0.duration = 0.45
-                $0.before = 1.5
-                $0.after = 1.5
-                $0.seed = 3
-            })
+        let events = detect(shakeFromRest(force: 0.7, iteration: 0.3, duration: 0.45, seed: 3))
         #expect(outline(events) == ["began", "ended"], "\(events)")
     }
 
@@ -70,17 +80,7 @@ struct FailureClassTests {
     /// start is, and the shake is counted from its first turning stroke. (Before: the turning stroke `lopsided`, and
     /// the back-swing test then weighed the stroke from rest against the second turning stroke: `displaced`.)
     @Test func aVigorousOneAndAHalfFromRestIsAShake() {
-        let events = detect(
-            synthesize {
-                $0.direction = .horizontal
-                $0.orientation = .faceUp
-                $0.force = 1.0
-                $0.iteration = 0.4
-                $0.duration = 0.6
-                $0.before = 1.5
-                $0.after = 1.5
-                $0.seed = 5050
-            })
+        let events = detect(shakeFromRest(orientation: .faceUp, force: 1.0, iteration: 0.4, duration: 0.6, seed: 5050))
         #expect(outline(events) == ["began", "ended"], "\(events)")
     }
 
@@ -120,17 +120,9 @@ struct FailureClassTests {
         direction: SynthesisOptions.Direction, orientation: SynthesisOptions.Orientation, rate: Double, seed: UInt64
     ) {
         let events = detect(
-            synthesize {
-                $0.direction = direction
-                $0.orientation = orientation
-                $0.force = 1.0
-                $0.iteration = 0.2
-                $0.duration = 0.3
-                $0.before = 1.5
-                $0.after = 1.5
-                $0.rate = rate
-                $0.seed = seed
-            })
+            shakeFromRest(
+                direction: direction, orientation: orientation, force: 1.0, iteration: 0.2, duration: 0.3, rate: rate,
+                seed: seed))
         #expect(outline(events) == ["began", "ended"], "\(events)")
     }
 
