@@ -1092,6 +1092,7 @@ def main():
     scenarios, other = parse(args.log)
     names = [n for n in args.scenarios.split(",") if n]
     passed = failed = 0
+    summary = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             s = scenarios.get(name)
@@ -1109,6 +1110,7 @@ def main():
             if problems:
                 failed += 1
                 print("vm: FAIL %s%s: %s" % (name, guest, "; ".join(problems)))
+                summary.append("vm: FAIL %s%s: %s" % (name, guest, "; ".join(problems)))
                 for line in (s["lines"] if s else other):
                     print("    " + line)
             else:
@@ -1118,6 +1120,9 @@ def main():
         print("vm: the rest of the guests' serial log (the kernel's and systemd's lines, the last 80):")
         for line in other[-80:]:
             print("    " + line)
+        # Again, last, so that a log cut to its tail (a CI page) still names what failed and why.
+        for line in summary:
+            print(line if len(line) <= 600 else line[:600] + " …")
     total = " in %.0f s" % args.wall if args.wall else ""
     print("vm: %d passed, %d failed%s" % (passed, failed, total))
     return 1 if failed else 0
