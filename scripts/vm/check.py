@@ -1087,17 +1087,19 @@ def main():
     parser.add_argument("--scenarios", required=True)
     parser.add_argument("--wall", type=float, default=0)
     parser.add_argument("--delivered", required=True, help="where to write the traces as delivered")
+    parser.add_argument("--failed", help="write the failed scenarios' names there, comma-separated")
     args = parser.parse_args()
     os.makedirs(args.delivered, exist_ok=True)
     scenarios, other = parse(args.log)
     names = [n for n in args.scenarios.split(",") if n]
     passed = failed = 0
-    summary = []
+    summary, failed_names = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             s = scenarios.get(name)
             if name not in SCENARIOS:
                 print("vm: FAIL %s: no such scenario" % name)
+                summary.append("vm: FAIL %s: no such scenario" % name)
                 failed += 1
                 continue
             if s is None:
@@ -1111,6 +1113,7 @@ def main():
                 failed += 1
                 print("vm: FAIL %s%s: %s" % (name, guest, "; ".join(problems)))
                 summary.append("vm: FAIL %s%s: %s" % (name, guest, "; ".join(problems)))
+                failed_names.append(name)
                 for line in (s["lines"] if s else other):
                     print("    " + line)
             else:
@@ -1123,6 +1126,9 @@ def main():
         # Again, last, so that a log cut to its tail (a CI page) still names what failed and why.
         for line in summary:
             print(line if len(line) <= 600 else line[:600] + " …")
+    if args.failed:
+        with open(args.failed, "w") as out:
+            out.write(",".join(failed_names))
     total = " in %.0f s" % args.wall if args.wall else ""
     print("vm: %d passed, %d failed%s" % (passed, failed, total))
     return 1 if failed else 0
