@@ -34,7 +34,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	@if command -v dpkg-buildpackage >/dev/null && command -v lintian >/dev/null; then scripts/deb.sh $(DEB_OUT); \
 	else echo "test: dpkg-buildpackage or lintian missing; the package tests use this run's binaries"; rm -rf $(DEB_OUT); fi
-	SHAKED_DEB=$$(ls $(DEB_OUT)/shaked_*.deb 2>/dev/null | head -1) $(SWIFT) test --skip-build
+	@echo "$(SWIFT) test --skip-build (its output also in .build/test.log)"
+	@set -o pipefail; SHAKED_DEB=$$(ls $(DEB_OUT)/shaked_*.deb 2>/dev/null | head -1) $(SWIFT) test --skip-build 2>&1 \
+	  | tee .build/test.log || { status=$$?; echo "test: what failed, again (a log cut to its tail still says it):"; \
+	  grep -a -E '✘|Test Case .* failed|(^|: )error: ' .build/test.log | cut -c1-400 | tail -30; exit $$status; }
 	@scripts/vm/vm-test.sh
 
 # The daemon on Debian's own kernel with real IIO drivers fed by traces, in QEMU (docs/vm-tests.md).
