@@ -1065,7 +1065,20 @@ public struct ShakeDetector: Sendable {
         current.pending = false
         tally.goodReversals += 1
         chain.counted += 1
-        if !chain.closedUpward && !isUpward && !chain.setOff { tally.levelReversals += 1 }
+        // Whether the reversal shows a hand (`showsHand`), asked until one has: a level reversal, or one of a chain
+        // set off upward from rest (`upFromRest`), when the stroke swung the device back along the line of the
+        // stroke it reverses. A swing back off that line (past the askew test's `straightBack`: the body turning
+        // on a stair, an arm's throw or a fall) is a reversal, but a hand swings a device back along its line.
+        if tally.levelReversals == 0 {
+            let level = !chain.closedUpward && !chain.setOff && !isUpward
+            if level || chain.upFromRest {
+                if chain.previousDirection.dot(current.direction) > Self.straightBack {
+                    chain.upFromRest = false
+                } else if level {
+                    tally.levelReversals = 1
+                }
+            }
+        }
         mark(.confirmed, at: time)
     }
 

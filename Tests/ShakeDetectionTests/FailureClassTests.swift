@@ -745,6 +745,29 @@ struct FailureClassTests {
         #expect(Self.notAShakeDetail(events) == .askew, "\(events)")
     }
 
+    /// Upright (gravity along x), a stroke from rest down, then a stroke up that turns the device round — the first
+    /// back-and-forth of a shake along gravity (`anUprightShakeFromMotionBeginsAtItsFirstCountedReversal`), and of a
+    /// quick stair — and then a swing back 45 degrees off the line of that stroke up (the body turning as it
+    /// steps): past the threshold, with the impulse to swing the device back, but not back along the stroke it
+    /// reverses. The reversal counts and shows no hand, so nothing is reported: the motion ends at one reversal.
+    /// (Before, it showed a hand as a reversal out of a stroke from rest does, and `began` came at once, then
+    /// `cancelled`.) Swung straight back, the same strokes report `began` at that reversal.
+    @Test(arguments: [0.0, 45])
+    func aSwingBackOffTheLineShowsNoHand(degrees: Double) {
+        let angle = degrees * .pi / 180
+        let motion = strokeTrace(
+            [
+                Stroke(.minusX, peak: 12, duration: 0.12), Stroke(.plusX, peak: 25, duration: 0.12),
+                Stroke(Vector3(x: -cos(angle), y: 0, z: sin(angle)), peak: 40, duration: 0.12),
+            ], gravity: Vector3(x: 9.81, y: 0, z: 0))
+        let events = detect(motion)
+        if degrees == 0 {
+            #expect(outline(events).first == "began", "\(outline(events))")
+        } else {
+            #expect(events.isEmpty, "\(outline(events))")
+        }
+    }
+
     /// A shake whose line turns in the hand, 30 degrees a stroke (150 degrees from one stroke to the next, 150
     /// over the whole shake): still back and forth, still a shake.
     @Test func aShakeWhoseLineTurnsInTheHandIsAShake() {
