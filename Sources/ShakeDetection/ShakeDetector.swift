@@ -443,7 +443,9 @@ public struct ShakeDetector: Sendable {
     /// good ones' strokes for the back-swing test. Kept while a shake is in progress across its chains.
     private struct Tally: Sendable {
         var goodReversals = 0
-        /// Counted reversals neither of whose strokes pointed up: evidence of a hand, not of the body's jolts.
+        /// Counted reversals neither of whose strokes pointed up, the swing back along the line of the stroke it
+        /// reversed: evidence of a hand, not of the body's jolts. Only whether there is one matters (`showsHand`), so
+        /// it is counted up to one.
         var levelReversals = 0
         var rejectedReversals = 0
         var lastRejection: ShakeEvent.Rejection?
