@@ -961,6 +961,10 @@ public struct ShakeDetector: Sendable {
     /// reported when it ends.
     private var isOneRun: Bool { chain.counted >= settings.reversals }
 
+    /// Whether the current stroke points off the line of the stroke before it, past `straightBack`: a hand swings a
+    /// device back along its line (the askew test at a reversal; and no sign of a hand in a swing back, `swingBack`).
+    private var isOffTheLine: Bool { chain.previousDirection.dot(current.direction) > Self.straightBack }
+
     /// Whether the current stroke points up, as the body's jolts do, more steeply than `nearlyLevel`.
     private var isUpward: Bool {
         let along = current.direction.dot(gravity)
@@ -1069,12 +1073,12 @@ public struct ShakeDetector: Sendable {
         chain.counted += 1
         // Whether the reversal shows a hand (`showsHand`), asked until one has: a level reversal, or one of a chain
         // set off upward from rest (`upFromRest`), when the stroke swung the device back along the line of the
-        // stroke it reverses. A swing back off that line (past the askew test's `straightBack`: the body turning
-        // on a stair, an arm's throw or a fall) is a reversal, but a hand swings a device back along its line.
+        // stroke it reverses. A swing back off that line (`isOffTheLine`: the body turning on a stair, an arm's
+        // throw or a fall) is a reversal, but a hand swings a device back along its line.
         if tally.levelReversals == 0 {
             let level = !chain.closedUpward && !chain.setOff && !isUpward
             if level || chain.upFromRest {
-                if chain.previousDirection.dot(current.direction) > Self.straightBack {
+                if isOffTheLine {
                     chain.upFromRest = false
                 } else if level {
                     tally.levelReversals = 1
@@ -1187,7 +1191,7 @@ public struct ShakeDetector: Sendable {
             setOff = setsOff
             if !setOff { rejection = .lopsided }
         }
-        if rejection == nil, !isFirst, chain.previousDirection.dot(current.direction) > Self.straightBack {
+        if rejection == nil, !isFirst, isOffTheLine {
             rejection = .askew
         }
         if setOff, rejection == nil {
