@@ -1098,8 +1098,8 @@ def main():
         for name in names:
             s = scenarios.get(name)
             if name not in SCENARIOS:
-                print("vm: FAIL %s: no such scenario" % name)
                 summary.append("vm: FAIL %s: no such scenario" % name)
+                print(summary[-1])
                 failed += 1
                 continue
             if s is None:
@@ -1111,8 +1111,8 @@ def main():
                 guest = " (guest %.1f s)" % (s["end"] - s["begin"])
             if problems:
                 failed += 1
-                print("vm: FAIL %s%s: %s" % (name, guest, "; ".join(problems)))
                 summary.append("vm: FAIL %s%s: %s" % (name, guest, "; ".join(problems)))
+                print(summary[-1])
                 failed_names.append(name)
                 for line in (s["lines"] if s else other):
                     print("    " + line)
