@@ -1087,7 +1087,9 @@ def main():
     parser.add_argument("--scenarios", required=True)
     parser.add_argument("--wall", type=float, default=0)
     parser.add_argument("--delivered", required=True, help="where to write the traces as delivered")
-    parser.add_argument("--failed", help="write the failed scenarios' names there, comma-separated")
+    parser.add_argument(
+        "--failed",
+        help="write the failed scenarios' names there, comma-separated, to boot again (none if one has no such name)")
     args = parser.parse_args()
     os.makedirs(args.delivered, exist_ok=True)
     scenarios, other = parse(args.log)
@@ -1127,8 +1129,10 @@ def main():
         for line in summary:
             print(line if len(line) <= 600 else line[:600] + " …")
     if args.failed:
+        # The names to boot again; none when a failure is not one another boot can mend (no such scenario), so that
+        # passing on the second boot cannot hide it.
         with open(args.failed, "w") as out:
-            out.write(",".join(failed_names))
+            out.write(",".join(failed_names) if len(failed_names) == failed else "")
     total = " in %.0f s" % args.wall if args.wall else ""
     print("vm: %d passed, %d failed%s" % (passed, failed, total))
     return 1 if failed else 0
