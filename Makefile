@@ -10,7 +10,7 @@ BUILD := .build/debug
 RELEASE := .build/release
 DEV_DATA ?= ../shared/data/dev
 
-.PHONY: all deps build release test vm-test sanitize demo fixtures bench bench-details bench-fanout bench-daemon bench-hostile bench-mqtt eval sweep lint format clean fuzz
+.PHONY: all deps build release test vm-test sanitize demo fixtures bench bench-details bench-fanout bench-daemon bench-hostile bench-mqtt bench-session eval sweep lint format clean fuzz
 
 all: build
 
@@ -89,6 +89,11 @@ bench-daemon: deps release
 SHAKED ?= .build/debug/shaked
 bench-hostile: build
 	python3 Benchmarks/hostile-clients.py --shaked $(SHAKED) pipeline:300 pipeline:2000 empty:8 simulate:50000 hold:2048
+
+# How soon capture follows the listener's session (lock → off, unlock → on; the aim is a second): the real daemon
+# on a simulated sensor, a private bus and a stand-in logind, 10 rounds (Benchmarks/session-follow.py).
+bench-session: deps release
+	python3 Benchmarks/session-follow.py --rounds 10 --bin $(RELEASE)
 
 # The forwarder to MQTT under load: 100 forwarders at 10 events a second for 60 s against one local mosquitto,
 # nothing lost, latency p50/p99 from the daemon's event to the broker's subscriber (docs/mqtt.md).

@@ -5,7 +5,8 @@
 # sockets in the same run, on an event loop thread of its own as the server's fan-out is: the ratio to it is the
 # figure that travels between machines), counts the detector's instructions per sample under callgrind
 # (Benchmarks/instructions.sh: the same on every machine, unlike a time), and the daemon's cost on a simulated 100 Hz sensor with 10
-# subscribers and with none (Benchmarks/daemon-cost.sh), then prints them against their targets.
+# subscribers and with none (Benchmarks/daemon-cost.sh), and how soon capture follows a locked and unlocked session
+# (Benchmarks/session-follow.py), then prints them against their targets.
 # Usage: Benchmarks/report.sh [DAEMON_SECONDS=60]   (release builds; run from the repository).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,12 @@ else
 fi
 echo "bench: measuring the daemon for ${seconds} s..." >&2
 Benchmarks/daemon-cost.sh "$seconds" 10 >"$work/daemon.txt" 2>"$work/daemon.err" || { cat "$work/daemon.err" >&2; exit 1; }
+echo "bench: timing capture that follows the listener's session..." >&2
+if command -v dbus-daemon >/dev/null && /usr/bin/python3 -c 'import dbus, gi' 2>/dev/null; then
+  python3 Benchmarks/session-follow.py --rounds 10 >"$work/session.txt" 2>"$work/session.err" || cat "$work/session.err" >&2
+else
+  echo "bench: dbus-daemon or python3-gi is missing; no session timing (make deps)" >&2
+fi
 
 python3 - "$work" <<'PY'
 import csv, glob, re, sys
@@ -120,6 +127,15 @@ m = re.search(r"nobody listening: ([\d.]+) CPU s in 20 s", daemon)
 if m:
     off = "capture off" if "capture is off" in daemon else "capture ON"
     table.append(("Daemon, no subscribers", f"{off}, {m.group(1)} CPU s in 20 s", "capture off, ~0 CPU"))
+try:
+    session = open(f"{work}/session.txt").read()
+except OSError:
+    session = ""
+for name in ("lock → capture off", "unlock → capture on"):
+    m = re.search(rf"{name}: median (\d+) ms, slowest (\d+) ms", session)
+    if m:
+        table.append((f"Capture following the session, {name}: median / slowest of 10",
+                      f"{m.group(1)} / {m.group(2)} ms", "< 1,000 ms"))
 if not table:
     sys.exit("bench: no results found")
 width = [max(len(r[i]) for r in table + [("Figure", "Measured", "Target")]) for i in range(3)]
