@@ -90,6 +90,9 @@ shakectl listen --json >/tmp/listen 2>/tmp/listen.err &
 lpid=$!
 for _ in $(seq 1200); do grep -q "uhid-accel: done" /tmp/second-feeder && break; kill -0 $second 2>/dev/null || break; sleep 0.1; done
 grep -q "uhid-accel: done" /tmp/second-feeder || info "feeder_timeout=yes"
+# Once the feeder is done the sensor is silent, and after 2 s of silence the daemon polls its _raw attributes
+# instead (the buffer delivered no data): whether it polled is asked of the log up to the end of the feed.
+fed=$(date +%s)
 sleep 2
 kill $lpid $mpid 2>/dev/null
 wait $lpid $mpid 2>/dev/null
@@ -97,7 +100,8 @@ journalctl -u shaked.service --since "$mark" -o cat --no-pager >/tmp/hotplug-log
 # The driver is a field of the log line (DRIVER=buffered, ...), not in its text.
 journalctl -u shaked.service --since "$mark" -o verbose --no-pager | grep -q "DRIVER=buffered" &&
   info "hotplug_driver=buffered" || info "hotplug_driver=other"
-grep -q "polling" /tmp/hotplug-log && info "hotplug_polled=yes" || info "hotplug_polled=no"
+journalctl -u shaked.service --since "$mark" --until "@$((fed + 1))" -o cat --no-pager | grep -q "polling" &&
+  info "hotplug_polled=yes" || info "hotplug_polled=no"
 info "priority_lines=$(journalctl -u shaked.service -o cat --no-pager | grep -c 'Failed to set thread priority')"
 while IFS= read -r line; do say "event $line"; done </tmp/listen
 while IFS= read -r line; do say "monitor-relay $line"; done </tmp/relay-monitor
