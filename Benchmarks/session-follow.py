@@ -97,13 +97,15 @@ def main():
         wait_for(lambda: count(ON) == 1, 10, "capture on for the listener")
         time.sleep(0.5)
 
-        timings = {"lock → capture off": [], "unlock → capture on": []}
+        # Each step: its name, the stand-in logind's signal, the daemon's line, and how many of that line there
+        # were before the rounds (capture went on once for the listener).
+        steps = (("lock → capture off", signal.SIGUSR1, AWAY, 0), ("unlock → capture on", signal.SIGUSR2, ON, 1))
+        timings = {name: [] for name, *_ in steps}
         for round in range(1, args.rounds + 1):
-            for sent, line, expected, name in ((signal.SIGUSR1, AWAY, round, "lock → capture off"),
-                                               (signal.SIGUSR2, ON, round + 1, "unlock → capture on")):
+            for name, sent, line, before in steps:
                 began = time.monotonic()
                 logind.send_signal(sent)
-                followed = wait_for(lambda: count(line) == expected, 10, f"round {round}: {name}")
+                followed = wait_for(lambda: count(line) == before + round, 10, f"round {round}: {name}")
                 timings[name].append(followed - began)
                 time.sleep(args.gap)
         print(f"capture following the session, {args.rounds} rounds (aim: within {AIM:.0f} s):")
